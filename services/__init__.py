@@ -1,0 +1,1 @@
+"""draplane: Kubernetes Dynamic Resource Allocation as an event-sourced control plane."""

@@ -1,0 +1,1 @@
+"""API machinery: types, validation, defaulting, gates, conversion, OpenAPI. Pure: no I/O."""

@@ -1,0 +1,1 @@
+"""Topic declarations and the record envelopes of draplane's log."""
