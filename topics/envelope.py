@@ -185,6 +185,7 @@ class Reply:
     code: int
     object: dict[str, Any] | None = None
     status: dict[str, Any] | None = None
+    warnings: tuple[str, ...] = ()
 
 
 def encode_reply(reply: Reply) -> bytes:
@@ -195,6 +196,7 @@ def encode_reply(reply: Reply) -> bytes:
             "code": reply.code,
             "object": reply.object,
             "status": reply.status,
+            "warnings": list(reply.warnings),
         }
     )
 
@@ -208,7 +210,10 @@ def decode_reply(value: bytes) -> Reply:
         raise MalformedRecord("reply object must be an object")
     if status is not None and not isinstance(status, dict):
         raise MalformedRecord("reply status must be an object")
-    return Reply(doc["id"], doc["code"], obj, status)
+    warnings = doc.get("warnings") or []
+    if not isinstance(warnings, list) or not all(isinstance(w, str) for w in warnings):
+        raise MalformedRecord("reply warnings must be strings")
+    return Reply(doc["id"], doc["code"], obj, status, tuple(warnings))
 
 
 def _load(value: bytes | None) -> dict[str, Any]:

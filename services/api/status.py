@@ -29,9 +29,7 @@ class StatusError(Exception):
         return str(self.status.get("reason", ""))
 
 
-def make_status(
-    code: int, reason: str, message: str, details: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def make_status(code: int, reason: str, message: str, details: dict[str, Any] | None = None) -> dict[str, Any]:
     status: dict[str, Any] = {
         "kind": "Status",
         "apiVersion": "v1",
@@ -69,9 +67,7 @@ def _details(group: str, resource: str, name: str) -> dict[str, Any]:
 
 def not_found(group: str, resource: str, name: str) -> StatusError:
     qr = qualified_resource(group, resource)
-    return StatusError(
-        make_status(404, "NotFound", f'{qr} "{name}" not found', _details(group, resource, name))
-    )
+    return StatusError(make_status(404, "NotFound", f'{qr} "{name}" not found', _details(group, resource, name)))
 
 
 def already_exists(group: str, resource: str, name: str) -> StatusError:
@@ -140,15 +136,23 @@ def too_old_resource_version(requested: str, oldest: str) -> StatusError:
 
 
 def request_too_large(limit: int) -> StatusError:
-    return StatusError(
-        make_status(413, "RequestEntityTooLarge", f"the request is too large: limit is {limit} bytes")
-    )
+    return StatusError(make_status(413, "RequestEntityTooLarge", f"the request is too large: limit is {limit} bytes"))
 
 
 def unsupported_media_type(content_type: str) -> StatusError:
-    return StatusError(
-        make_status(415, "UnsupportedMediaType", f"the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/json-patch+json, application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml; got {content_type!r}")
-    )
+    accepted = ", ".join(ACCEPTED_MEDIA_TYPES)
+    message = f"the body of the request was in an unknown format - accepted media types include: {accepted}"
+    return StatusError(make_status(415, "UnsupportedMediaType", message))
+
+
+ACCEPTED_MEDIA_TYPES = (
+    "application/json",
+    "application/yaml",
+    "application/json-patch+json",
+    "application/merge-patch+json",
+    "application/strategic-merge-patch+json",
+    "application/apply-patch+yaml",
+)
 
 
 def timeout(message: str) -> StatusError:

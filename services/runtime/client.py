@@ -1,0 +1,231 @@
+"""The client every component writes and reads with.
+
+Writes are requests on `requests`; the committer answers on `replies`, keyed
+by this client's requester id. A write waits for its reply, and — when the
+client has an informer — until that informer has applied the reply's
+resourceVersion, so a component always reads its own writes. A request that
+times out is sent again with the same request id, which the committer
+recognises, so retries never apply a write twice. Reads come from the
+informer's stores.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+import uuid
+from typing import Any
+
+from services.api import registry
+from services.api import status as st
+from services.api.registry import ResourceType
+from services.bus.port import END, Bus, OutRecord, Producer
+from services.runtime.informer import Informer
+from services.runtime.metrics import CLIENT_REQUEST_SECONDS, MALFORMED_RECORDS
+from topics.declarations import REPLIES, REQUESTS
+from topics.envelope import MalformedRecord, Op, Reply, Request, UserInfo, decode_reply, encode_request
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+
+
+def resource_type(group: str, resource: str) -> ResourceType:
+    rt = registry.by_resource(group, resource)
+    if rt is None:
+        raise ValueError(f"unknown resource {resource!r} in group {group!r}")
+    return rt
+
+
+class Client:
+    """Request/reply writes through the committer; reads from an informer."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        *,
+        user: UserInfo,
+        informer: Informer | None = None,
+        timeout: float = 10.0,
+        attempts: int = 3,
+        requester_id: str | None = None,
+    ) -> None:
+        self.bus = bus
+        self.user = user
+        self.informer = informer
+        self.timeout = timeout
+        self.attempts = attempts
+        self.requester_id = requester_id or f"{user.name}/{uuid.uuid4().hex[:12]}"
+        self._pending: dict[str, asyncio.Future[Reply]] = {}
+        self._producer: Producer | None = None
+        self._task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        consumer = await self.bus.consumer(REPLIES, start=END)
+        self._producer = await self.bus.producer()
+        self._task = asyncio.create_task(self._read_replies(consumer), name=f"replies-{self.requester_id}")
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        if self._producer is not None:
+            await self._producer.close()
+        for fut in self._pending.values():
+            if not fut.done():
+                fut.cancel()
+
+    async def __aenter__(self) -> Client:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # -- writes -----------------------------------------------------------------
+
+    async def create(
+        self, group: str, resource: str, obj: Obj, *, namespace: str = "", **options: Any
+    ) -> Obj:
+        namespace = namespace or obj.get("metadata", {}).get("namespace", "")
+        return await self._write("create", group, resource, namespace, obj.get("metadata", {}).get("name", ""),
+                                 obj=obj, options=options)
+
+    async def update(self, group: str, resource: str, obj: Obj, **options: Any) -> Obj:
+        meta = obj["metadata"]
+        return await self._write("update", group, resource, meta.get("namespace", ""), meta["name"], obj=obj,
+                                 options=options)
+
+    async def update_status(self, group: str, resource: str, obj: Obj, **options: Any) -> Obj:
+        meta = obj["metadata"]
+        return await self._write("update_status", group, resource, meta.get("namespace", ""), meta["name"],
+                                 obj=obj, options=options)
+
+    async def patch(
+        self,
+        group: str,
+        resource: str,
+        namespace: str,
+        name: str,
+        patch: Any,
+        *,
+        patch_type: str = "merge",
+        subresource: str = "",
+        **options: Any,
+    ) -> Obj:
+        if subresource:
+            options["subresource"] = subresource
+        return await self._write("patch", group, resource, namespace, name, patch=patch, patch_type=patch_type,
+                                 options=options)
+
+    async def delete(self, group: str, resource: str, namespace: str, name: str, **options: Any) -> Obj:
+        return await self._write("delete", group, resource, namespace, name, options=options)
+
+    async def bind(self, namespace: str, name: str, node: str, *, uid: str | None = None) -> Obj:
+        binding: Obj = {
+            "apiVersion": "v1",
+            "kind": "Binding",
+            "metadata": {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})},
+            "target": {"apiVersion": "v1", "kind": "Node", "name": node},
+        }
+        return await self._write("create", "", "pods", namespace, name, obj=binding,
+                                 options={"subresource": "binding"})
+
+    async def submit(self, request: Request) -> Reply:
+        """Send a request (with retries under the same id) and return the committer's reply."""
+        if self._producer is None:
+            raise RuntimeError("client is not started")
+        loop = asyncio.get_running_loop()
+        started = time.monotonic()
+        for attempt in range(self.attempts):
+            fut: asyncio.Future[Reply] = loop.create_future()
+            self._pending[request.id] = fut
+            try:
+                await self._producer.send([OutRecord(REQUESTS, request.key.encode(), encode_request(request))])
+                reply = await asyncio.wait_for(asyncio.shield(fut), self.timeout)
+                CLIENT_REQUEST_SECONDS.labels(op=request.op).observe(time.monotonic() - started)
+                return reply
+            except TimeoutError:
+                log.warning("request timed out; retrying", extra={"request_id": request.id, "attempt": attempt + 1})
+            finally:
+                self._pending.pop(request.id, None)
+        raise st.timeout(f"the committer did not answer request {request.id} in time")
+
+    async def _write(
+        self,
+        op: Op,
+        group: str,
+        resource: str,
+        namespace: str,
+        name: str,
+        *,
+        obj: Obj | None = None,
+        patch: Any = None,
+        patch_type: str | None = None,
+        options: dict[str, Any] | None = None,
+    ) -> Obj:
+        rt = resource_type(group, resource)
+        request = Request(
+            id=uuid.uuid4().hex,
+            op=op,
+            group=group,
+            version=rt.version,
+            resource=resource,
+            namespace=namespace if rt.namespaced else "",
+            name=name,
+            user=self.user,
+            reply_to=self.requester_id,
+            object=obj,
+            patch=patch,
+            patch_type=patch_type,
+            options={k: v for k, v in (options or {}).items() if v is not None},
+        )
+        reply = await self.submit(request)
+        if reply.code >= 400:
+            raise st.StatusError(reply.status or st.make_status(reply.code, "Unknown", "request failed").copy())
+        result = reply.object if reply.object is not None else (reply.status or {})
+        await self.wait_visible(result)
+        return result
+
+    async def wait_visible(self, obj: Obj) -> None:
+        """Wait until this client's informer has applied the object's resourceVersion."""
+        rv = (obj.get("metadata") or {}).get("resourceVersion")
+        if self.informer is not None and rv:
+            await self.informer.wait_for(int(rv), timeout=self.timeout)
+
+    # -- reads (from the informer) ---------------------------------------------
+
+    def get(self, group: str, resource: str, namespace: str, name: str) -> Obj | None:
+        if self.informer is None:
+            raise RuntimeError("this client has no informer to read from")
+        return self.informer.store(group, resource).get(namespace, name)
+
+    def list(self, group: str, resource: str, namespace: str | None = None) -> list[Obj]:
+        if self.informer is None:
+            raise RuntimeError("this client has no informer to read from")
+        return self.informer.store(group, resource).list(namespace)
+
+    # -- replies ----------------------------------------------------------------
+
+    async def _read_replies(self, consumer: Any) -> None:
+        mine = self.requester_id.encode()
+        try:
+            while True:
+                for record in await consumer.getmany(timeout_ms=200):
+                    if record.key != mine:
+                        continue
+                    try:
+                        reply = decode_reply(record.value or b"")
+                    except MalformedRecord as exc:
+                        MALFORMED_RECORDS.labels(topic=record.topic).inc()
+                        log.warning("skipping malformed reply",
+                                    extra={"topic": record.topic, "offset": record.offset, "error": str(exc)})
+                        continue
+                    fut = self._pending.get(reply.id)
+                    if fut is not None and not fut.done():
+                        fut.set_result(reply)
+        finally:
+            await consumer.close()

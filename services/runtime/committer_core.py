@@ -1,0 +1,629 @@
+"""What a request does to the state: the committer's pure decision logic.
+
+`CommitterCore.process` turns one batch of requests into the records to append
+and the replies to send, with Kubernetes' generic registry semantics: create
+(generateName, uid, creationTimestamp, AlreadyExists), update (resourceVersion
+and uid preconditions, status subresource, generation, no-op detection),
+patch (applied to the latest committed object), delete (preconditions,
+finalizers, propagation policies, pod graceful deletion), and the
+`pods/binding` subresource. Admission runs on every write. Nothing here does
+I/O: the committer loop appends the records and feeds the offsets back through
+`finish`, which stamps resourceVersions and advances the index.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
+
+import orjson
+
+from services.api import registry
+from services.api import status as st
+from services.api.admission import AdmissionChain, Attributes
+from services.api.field_errors import forbidden, required
+from services.api.registry import ResourceType
+from services.runtime.committer_state import PENDING, Index, Obj, Staged
+from topics.envelope import Request, object_key
+
+log = logging.getLogger(__name__)
+
+GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
+GENERATE_NAME_RETRIES = 8
+MAX_GENERATED_NAME_LENGTH = 63
+FOREGROUND_FINALIZER = "foregroundDeletion"
+ORPHAN_FINALIZER = "orphan"
+# Resources whose DELETE returns the deleted object instead of a Status.
+RETURNS_DELETED_OBJECT = {("", "pods"), ("", "namespaces"), ("", "nodes")}
+# Resources whose metadata.generation tracks spec changes.
+HAS_GENERATION = {
+    ("resource.k8s.io", "deviceclasses"),
+    ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceclaimtemplates"),
+    ("resource.k8s.io", "resourceslices"),
+    ("resource.k8s.io", "podschedulingcontexts"),
+}
+
+
+class Patcher(Protocol):
+    """Applies a patch of a given type to the current object (None when absent)."""
+
+    def __call__(
+        self,
+        *,
+        rt: ResourceType,
+        current: Obj | None,
+        patch: Any,
+        patch_type: str,
+        manager: str,
+        force: bool,
+        now: str,
+    ) -> Obj: ...
+
+
+class Decoder(Protocol):
+    """Structural decoding of a whole object (types, unknown fields); returns warnings."""
+
+    def __call__(self, rt: ResourceType, obj: Obj, *, field_validation: str) -> tuple[Obj, list[str]]: ...
+
+
+class FieldTracker(Protocol):
+    """Records metadata.managedFields for a non-apply write."""
+
+    def __call__(
+        self, *, old: Obj | None, new: Obj, manager: str, api_version: str, subresource: str, now: str
+    ) -> None: ...
+
+
+@dataclass
+class Write:
+    key: str
+    type: str  # ADDED, MODIFIED, DELETED
+    object: Obj
+    request_id: str
+    offset: int = PENDING
+
+
+@dataclass
+class Outcome:
+    request: Request
+    code: int
+    object: Obj | None = None
+    status: dict[str, Any] | None = None
+    writes: list[Write] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    return_status: bool = False  # reply with a Success Status (deletes, bindings)
+
+
+def _copy(obj: Obj) -> Obj:
+    result: Obj = orjson.loads(orjson.dumps(obj))
+    return result
+
+
+def rfc3339(now: datetime) -> str:
+    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def random_suffix(length: int = 5) -> str:
+    return "".join(secrets.choice(GENERATE_NAME_ALPHABET) for _ in range(length))
+
+
+def _spec_of(obj: Obj) -> Obj:
+    return {k: v for k, v in obj.items() if k not in ("metadata", "status", "apiVersion", "kind")}
+
+
+class CommitterCore:
+    """Decides each request of a batch against the index (see module docstring)."""
+
+    def __init__(
+        self,
+        *,
+        admission: AdmissionChain | None = None,
+        patcher: Patcher | None = None,
+        decoder: Decoder | None = None,
+        tracker: FieldTracker | None = None,
+        clock: Callable[[], datetime] = lambda: datetime.now(UTC),
+        new_uid: Callable[[], str] = lambda: str(uuid.uuid4()),
+        suffix: Callable[[], str] = random_suffix,
+        request_id_window: int = 200_000,
+    ) -> None:
+        self.index = Index(request_id_window=request_id_window)
+        self.admission = admission or AdmissionChain()
+        self.patcher = patcher
+        self.decoder = decoder
+        self.tracker = tracker
+        self.clock = clock
+        self.new_uid = new_uid
+        self.suffix = suffix
+
+    # -- batch API ------------------------------------------------------------
+
+    def process(self, requests: list[Request]) -> list[Outcome]:
+        staged = Staged(self.index)
+        outcomes = []
+        for req in requests:
+            outcomes.append(self.decide(req, staged))
+        return outcomes
+
+    @staticmethod
+    def stamp(outcomes: list[Outcome]) -> None:
+        """Put each outcome's resourceVersion (its last write's offset) on its reply object."""
+        for outcome in outcomes:
+            if outcome.writes and outcome.object is not None:
+                outcome.object = _with_rv(outcome.object, outcome.writes[-1].offset)
+
+    def advance(self, outcomes: list[Outcome], position: int) -> None:
+        """Apply committed writes to the index; ``position`` is the next offset of `objects`."""
+        for outcome in outcomes:
+            for w in outcome.writes:
+                self.apply_record(w.key, w.type, w.object, w.offset, w.request_id)
+        self.index.position = max(self.index.position, position)
+
+    def apply_record(self, key: str, type_: str, obj: Obj, offset: int, request_id: str | None) -> None:
+        """Apply one committed `objects` record (during recovery or after a commit)."""
+        if type_ == "DELETED":
+            self.index.delete(key)
+        else:
+            obj.get("metadata", {}).pop("resourceVersion", None)
+            self.index.put(key, offset, obj)
+        if request_id:
+            self.index.remember_request(request_id, key)
+
+    # -- one request ----------------------------------------------------------
+
+    def decide(self, req: Request, staged: Staged) -> Outcome:
+        try:
+            rt = registry.by_resource(req.group, req.resource)
+            if rt is None:
+                raise st.StatusError(
+                    st.make_status(404, "NotFound", "the server could not find the requested resource")
+                )
+            seen = staged.seen_request(req.id)
+            if seen is not None:
+                return self._replay(req, rt, staged)
+            subresource = str(req.options.get("subresource") or "")
+            if req.op == "create" and subresource == "binding":
+                outcome = self._bind(req, rt, staged)
+            elif req.op == "create":
+                outcome = self._create(req, rt, staged, req.object)
+            elif req.op in ("update", "update_status"):
+                outcome = self._update(req, rt, staged, req.object, status_only=req.op == "update_status")
+            elif req.op == "patch":
+                outcome = self._patch(req, rt, staged)
+            else:
+                outcome = self._delete(req, rt, staged)
+        except st.StatusError as err:
+            return Outcome(req, err.code, status=err.status)
+        except Exception as exc:  # never let one request take the committer down
+            log.exception("request failed", extra={"request_id": req.id, "key": req.key})
+            err = st.internal_error(str(exc))
+            return Outcome(req, err.code, status=err.status)
+        if outcome.writes:
+            staged.request_ids.add(req.id)
+        return outcome
+
+    def _replay(self, req: Request, rt: ResourceType, staged: Staged) -> Outcome:
+        """A retried request that was already committed: answer without writing again."""
+        entry = staged.entry(req.key)
+        if entry is None:
+            return Outcome(req, 200, status=st.success_status(), return_status=True)
+        return Outcome(req, 200, object=_with_rv(entry[1], entry[0]))
+
+    # -- create ---------------------------------------------------------------
+
+    def _create(self, req: Request, rt: ResourceType, staged: Staged, body: Obj | None) -> Outcome:
+        if body is None:
+            raise st.bad_request("a create request needs an object")
+        obj = _copy(body)
+        meta = obj.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise st.bad_request("metadata must be an object")
+        namespace = self._namespace_for(req, rt, meta)
+        self._check_namespace(rt, namespace, staged)
+        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
+        obj = self._decode(rt, obj, req)
+        meta = obj["metadata"]
+        name = meta.get("name") or ""
+        generate = meta.get("generateName") or ""
+        if not name and not generate:
+            raise st.invalid(rt.group, rt.kind, "", [required("metadata.name", "name or generateName is required")])
+        for key in ("uid", "resourceVersion", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+            meta.pop(key, None)
+        now = self.clock()
+        meta["uid"] = self.new_uid()
+        meta["creationTimestamp"] = rfc3339(now)
+        if (rt.group, rt.plural) in HAS_GENERATION:
+            meta["generation"] = 1
+        _prepare_create_status(rt, obj)
+        if not name:
+            name = self._generate_name(rt, namespace, generate, staged)
+            meta["name"] = name
+        attrs = Attributes("CREATE", rt, namespace, name, req.user, new=obj, options=req.options, dry_run=_dry(req))
+        self.admission.admit(attrs, staged)
+        obj = attrs.new or obj
+        key = object_key(rt.group, rt.plural, namespace, name)
+        if staged.entry(key) is not None:
+            raise st.already_exists(rt.group, rt.plural, name)
+        self._track(None, obj, req, rt, "", now)
+        return self._write(req, staged, key, "ADDED", obj, 201, attrs.warnings)
+
+    def _namespace_for(self, req: Request, rt: ResourceType, meta: Obj) -> str:
+        if not rt.namespaced:
+            meta.pop("namespace", None)
+            return ""
+        given = meta.get("namespace") or ""
+        if given and req.namespace and given != req.namespace:
+            raise st.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        namespace = req.namespace or given
+        if not namespace:
+            raise st.bad_request("a namespace is required for namespaced resources")
+        meta["namespace"] = namespace
+        return namespace
+
+    def _check_namespace(self, rt: ResourceType, namespace: str, staged: Staged) -> None:
+        if not rt.namespaced:
+            return
+        ns = staged.get("", "namespaces", "", namespace)
+        if ns is None:
+            raise st.not_found("", "namespaces", namespace)
+        if ns["metadata"].get("deletionTimestamp"):
+            raise st.forbidden(
+                rt.group,
+                rt.plural,
+                "",
+                f"unable to create new content in namespace {namespace} because it is being terminated",
+            )
+
+    def _generate_name(self, rt: ResourceType, namespace: str, prefix: str, staged: Staged) -> str:
+        base = prefix[: MAX_GENERATED_NAME_LENGTH - 5]
+        for _ in range(GENERATE_NAME_RETRIES):
+            name = base + self.suffix()
+            if staged.entry(object_key(rt.group, rt.plural, namespace, name)) is None:
+                return name
+        raise st.already_exists(rt.group, rt.plural, base + "*****")
+
+    # -- update ---------------------------------------------------------------
+
+    def _update(
+        self, req: Request, rt: ResourceType, staged: Staged, body: Obj | None, *, status_only: bool
+    ) -> Outcome:
+        if body is None:
+            raise st.bad_request("an update request needs an object")
+        if status_only and not rt.has_status:
+            raise st.not_found(rt.group, f"{rt.plural}/status", req.name)
+        entry = staged.entry(req.key)
+        if entry is None:
+            raise st.not_found(rt.group, rt.plural, req.name)
+        current_rv, current = entry
+        new = _copy(body)
+        meta = new.setdefault("metadata", {})
+        if meta.get("name") and meta["name"] != req.name:
+            raise st.bad_request(
+                f"the name of the object ({meta['name']}) does not match the name on the URL ({req.name})"
+            )
+        if rt.namespaced and meta.get("namespace") and meta["namespace"] != req.namespace:
+            raise st.bad_request(
+                "the namespace of the provided object does not match the namespace sent on the request"
+            )
+        self._check_preconditions(rt, req, current_rv, current, meta.get("resourceVersion"), meta.get("uid"))
+        new["apiVersion"], new["kind"] = rt.api_version, rt.kind
+        new = self._decode(rt, new, req)
+        return self._commit_update(req, rt, staged, current_rv, current, new, status_only=status_only)
+
+    def _check_preconditions(
+        self, rt: ResourceType, req: Request, current_rv: int, current: Obj, rv: Any, uid: Any
+    ) -> None:
+        if rv and (current_rv == PENDING or str(rv) != str(current_rv)):
+            raise st.modified_conflict(rt.group, rt.plural, req.name)
+        current_uid = current["metadata"].get("uid")
+        if uid and uid != current_uid:
+            raise st.conflict(
+                rt.group,
+                rt.plural,
+                req.name,
+                f"Precondition failed: UID in precondition: {uid}, UID in object meta: {current_uid}",
+            )
+
+    def _commit_update(
+        self,
+        req: Request,
+        rt: ResourceType,
+        staged: Staged,
+        current_rv: int,
+        current: Obj,
+        new: Obj,
+        *,
+        status_only: bool,
+    ) -> Outcome:
+        cur_meta = current["metadata"]
+        if status_only:
+            merged = _copy(current)
+            merged["status"] = new.get("status")
+            if merged["status"] is None:
+                merged.pop("status")
+            new = merged
+        else:
+            meta = new["metadata"]
+            for key in ("uid", "creationTimestamp", "deletionTimestamp", "deletionGracePeriodSeconds", "generation"):
+                if key in cur_meta:
+                    meta[key] = cur_meta[key]
+                else:
+                    meta.pop(key, None)
+            meta["name"] = cur_meta["name"]
+            if rt.namespaced:
+                meta["namespace"] = cur_meta.get("namespace", "")
+            if rt.has_status:
+                if "status" in current:
+                    new["status"] = current["status"]
+                else:
+                    new.pop("status", None)
+            if (rt.group, rt.plural) in HAS_GENERATION and _spec_of(new) != _spec_of(current):
+                meta["generation"] = int(cur_meta.get("generation") or 0) + 1
+            if cur_meta.get("deletionTimestamp"):
+                added = [f for f in meta.get("finalizers") or [] if f not in (cur_meta.get("finalizers") or [])]
+                if added:
+                    raise st.invalid(
+                        rt.group,
+                        rt.kind,
+                        req.name,
+                        [
+                            forbidden(
+                                "metadata.finalizers",
+                                "no new finalizers can be added if the object is being deleted, "
+                                f"found new finalizers {_go_strings(added)}",
+                            )
+                        ],
+                    )
+        subresource = "status" if status_only else str(req.options.get("subresource") or "")
+        attrs = Attributes(
+            "UPDATE",
+            rt,
+            req.namespace,
+            req.name,
+            req.user,
+            subresource=subresource,
+            old=current,
+            new=new,
+            options=req.options,
+            dry_run=_dry(req),
+        )
+        self.admission.admit(attrs, staged)
+        new = attrs.new or new
+        new["metadata"].pop("resourceVersion", None)
+        if _same_object(new, current):
+            return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
+        self._track(current, new, req, rt, subresource, self.clock())
+        meta = new["metadata"]
+        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
+            return self._write(req, staged, req.key, "DELETED", new, 200, attrs.warnings)
+        return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
+
+    # -- patch ----------------------------------------------------------------
+
+    def _patch(self, req: Request, rt: ResourceType, staged: Staged) -> Outcome:
+        if self.patcher is None:
+            raise st.StatusError(st.make_status(415, "UnsupportedMediaType", "patches are not supported"))
+        patch_type = req.patch_type or "merge"
+        entry = staged.entry(req.key)
+        manager = str(req.options.get("fieldManager") or "")
+        now = rfc3339(self.clock())
+        force = bool(req.options.get("force"))
+        if entry is None:
+            if patch_type != "apply":
+                raise st.not_found(rt.group, rt.plural, req.name)
+            created = self.patcher(
+                rt=rt, current=None, patch=req.patch, patch_type=patch_type, manager=manager, force=force, now=now
+            )
+            created.setdefault("metadata", {}).setdefault("name", req.name)
+            return self._create(req, rt, staged, created)
+        current_rv, current = entry
+        patched = self.patcher(
+            rt=rt, current=_copy(current), patch=req.patch, patch_type=patch_type, manager=manager, force=force, now=now
+        )
+        meta = patched.setdefault("metadata", {})
+        rv = meta.get("resourceVersion")
+        if rv and str(rv) != str(current_rv):
+            raise st.modified_conflict(rt.group, rt.plural, req.name)
+        self._check_preconditions(rt, req, current_rv, current, None, meta.get("uid"))
+        meta.pop("resourceVersion", None)
+        patched["apiVersion"], patched["kind"] = rt.api_version, rt.kind
+        patched = self._decode(rt, patched, req)
+        status_only = req.options.get("subresource") == "status"
+        return self._commit_update(req, rt, staged, current_rv, current, patched, status_only=status_only)
+
+    # -- delete ---------------------------------------------------------------
+
+    def _delete(self, req: Request, rt: ResourceType, staged: Staged) -> Outcome:
+        entry = staged.entry(req.key)
+        if entry is None:
+            raise st.not_found(rt.group, rt.plural, req.name)
+        current_rv, current = entry
+        pre = req.options.get("preconditions") or {}
+        cur_meta = current["metadata"]
+        if pre.get("uid") and pre["uid"] != cur_meta.get("uid"):
+            raise st.conflict(
+                rt.group,
+                rt.plural,
+                req.name,
+                f"Precondition failed: UID in precondition: {pre['uid']}, UID in object meta: {cur_meta.get('uid')}",
+            )
+        if pre.get("resourceVersion") and str(pre["resourceVersion"]) != str(current_rv):
+            raise st.conflict(
+                rt.group,
+                rt.plural,
+                req.name,
+                "Precondition failed: ResourceVersion in precondition: "
+                f"{pre['resourceVersion']}, ResourceVersion in object meta: {current_rv}",
+            )
+        attrs = Attributes(
+            "DELETE", rt, req.namespace, req.name, req.user, old=current, options=req.options, dry_run=_dry(req)
+        )
+        self.admission.admit(attrs, staged)
+        new = _copy(current)
+        meta = new["metadata"]
+        finalizers: list[str] = list(meta.get("finalizers") or [])
+        policy = req.options.get("propagationPolicy")
+        if policy == "Orphan" and ORPHAN_FINALIZER not in finalizers:
+            finalizers.append(ORPHAN_FINALIZER)
+        elif policy == "Foreground" and FOREGROUND_FINALIZER not in finalizers:
+            finalizers.append(FOREGROUND_FINALIZER)
+        grace = self._grace_period(rt, current, req)
+        now = self.clock()
+        if cur_meta.get("deletionTimestamp"):
+            # Already being deleted: a shorter grace period, or a grace of 0, may finish it.
+            if grace == 0 and not finalizers:
+                return self._finish_delete(req, rt, staged, new)
+            if finalizers != list(cur_meta.get("finalizers") or []):
+                meta["finalizers"] = finalizers
+                return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
+            return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
+        if finalizers or grace:
+            meta["finalizers"] = finalizers
+            if not finalizers:
+                meta.pop("finalizers")
+            meta["deletionTimestamp"] = rfc3339(now + timedelta(seconds=grace or 0))
+            meta["deletionGracePeriodSeconds"] = grace or 0
+            return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
+        return self._finish_delete(req, rt, staged, new)
+
+    def _finish_delete(self, req: Request, rt: ResourceType, staged: Staged, obj: Obj) -> Outcome:
+        outcome = self._write(req, staged, req.key, "DELETED", obj, 200, [])
+        if (rt.group, rt.plural) not in RETURNS_DELETED_OBJECT:
+            outcome.return_status = True
+            outcome.status = st.success_status(
+                {"name": req.name, "group": rt.group, "kind": rt.plural, "uid": obj["metadata"].get("uid")}
+            )
+        return outcome
+
+    def _grace_period(self, rt: ResourceType, pod: Obj, req: Request) -> int:
+        """Pods bound to a node and still running are deleted gracefully; the node agent finishes."""
+        if (rt.group, rt.plural) != ("", "pods"):
+            return 0
+        spec, status = pod.get("spec") or {}, pod.get("status") or {}
+        if not spec.get("nodeName") or status.get("phase") in ("Succeeded", "Failed"):
+            return 0
+        given = req.options.get("gracePeriodSeconds")
+        if given is not None:
+            return max(int(given), 0)
+        return int(spec.get("terminationGracePeriodSeconds", 30))
+
+    # -- pods/binding ----------------------------------------------------------
+
+    def _bind(self, req: Request, rt: ResourceType, staged: Staged) -> Outcome:
+        if (rt.group, rt.plural) != ("", "pods"):
+            raise st.not_found(rt.group, f"{rt.plural}/binding", req.name)
+        body = req.object or {}
+        target = (body.get("target") or {}).get("name")
+        if not target:
+            raise st.invalid("", "Binding", req.name, [required("target.name")])
+        entry = staged.entry(req.key)
+        if entry is None:
+            raise st.not_found("", "pods", req.name)
+        current = entry[1]
+        node = current.get("spec", {}).get("nodeName")
+        if node:
+            raise st.conflict("", "pods/binding", req.name, f'pod {req.name} is already assigned to node "{node}"')
+        if current["metadata"].get("deletionTimestamp"):
+            raise st.conflict(
+                "", "pods/binding", req.name, f"pod {req.name} is being deleted, cannot be assigned to a host"
+            )
+        attrs = Attributes(
+            "CREATE",
+            rt,
+            req.namespace,
+            req.name,
+            req.user,
+            subresource="binding",
+            new=_copy(body),
+            options=req.options,
+            dry_run=_dry(req),
+        )
+        self.admission.admit(attrs, staged)
+        new = _copy(current)
+        new.setdefault("spec", {})["nodeName"] = target
+        status = new.setdefault("status", {})
+        conditions = [c for c in status.get("conditions") or [] if c.get("type") != "PodScheduled"]
+        conditions.append(
+            {
+                "type": "PodScheduled",
+                "status": "True",
+                "lastProbeTime": None,
+                "lastTransitionTime": rfc3339(self.clock()),
+            }
+        )
+        status["conditions"] = conditions
+        outcome = self._write(req, staged, req.key, "MODIFIED", new, 201, attrs.warnings)
+        outcome.return_status = True
+        outcome.status = st.success_status()
+        return outcome
+
+    # -- helpers --------------------------------------------------------------
+
+    def _decode(self, rt: ResourceType, obj: Obj, req: Request) -> Obj:
+        if self.decoder is None:
+            return obj
+        validation = str(req.options.get("fieldValidation") or "Strict")
+        decoded, _warnings = self.decoder(rt, obj, field_validation=validation)
+        return decoded
+
+    def _track(
+        self, old: Obj | None, new: Obj, req: Request, rt: ResourceType, subresource: str, now: datetime
+    ) -> None:
+        if self.tracker is None or req.patch_type == "apply":
+            return
+        manager = str(req.options.get("fieldManager") or "")
+        if manager:
+            self.tracker(
+                old=old, new=new, manager=manager, api_version=rt.api_version, subresource=subresource, now=rfc3339(now)
+            )
+
+    def _write(
+        self, req: Request, staged: Staged, key: str, type_: str, obj: Obj, code: int, warnings: list[str]
+    ) -> Outcome:
+        if _dry(req):
+            return Outcome(req, code, object=obj, warnings=warnings)
+        staged.stage(key, None if type_ == "DELETED" else obj)
+        return Outcome(req, code, object=obj, writes=[Write(key, type_, obj, req.id)], warnings=warnings)
+
+
+def _dry(req: Request) -> bool:
+    dry = req.options.get("dryRun")
+    return bool(dry) and dry != [] and dry != ""
+
+
+def _with_rv(obj: Obj, offset: int) -> Obj:
+    if offset == PENDING:
+        return obj
+    meta = dict(obj.get("metadata") or {})
+    meta["resourceVersion"] = str(offset)
+    return {**obj, "metadata": meta}
+
+
+def _same_object(new: Obj, current: Obj) -> bool:
+    def strip(obj: Obj) -> Obj:
+        meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
+        return {**obj, "metadata": meta}
+
+    return strip(new) == strip(current)
+
+
+def _go_strings(values: list[str]) -> str:
+    return "[]string{" + ", ".join(orjson.dumps(v).decode() for v in values) + "}"
+
+
+def _prepare_create_status(rt: ResourceType, obj: Obj) -> None:
+    """Per-kind status on create, as Kubernetes' strategies do it."""
+    kind = (rt.group, rt.plural)
+    if kind in (("resource.k8s.io", "resourceclaims"), ("resource.k8s.io", "podschedulingcontexts")):
+        obj.pop("status", None)
+    elif kind == ("", "pods"):
+        obj["status"] = {"phase": "Pending"}
+    elif kind == ("", "namespaces"):
+        obj["status"] = {"phase": "Active"}

@@ -1,0 +1,307 @@
+"""Informers: client-go's model over the `objects` log.
+
+One `Informer` consumes `objects` once per process and keeps an indexed
+in-memory `Store` per resource. Handlers see every change of a key in log
+order (`on_add`, `on_update`, `on_delete`); `synced` is set once the log end
+seen at start has been reached. The resourceVersion of each object is stamped
+here from the record's offset and never trusted from the payload. With a
+snapshot store the informer starts from the stored offset and reads only the
+tail. A malformed record is logged with topic and offset, counted, and skipped.
+
+Objects handed out are shared: treat them as read-only (copy before changing).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import heapq
+import itertools
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from services.bus.port import BEGINNING, Bus, Record
+from services.runtime.metrics import MALFORMED_RECORDS
+from services.runtime.snapshot import SnapshotStore
+from topics.declarations import OBJECTS
+from topics.envelope import MalformedRecord, decode_event, split_key
+
+log = logging.getLogger(__name__)
+
+Obj = dict[str, Any]
+IndexFunc = Callable[[Obj], Iterable[str]]
+
+
+class Handler(Protocol):
+    def on_add(self, obj: Obj) -> None: ...
+
+    def on_update(self, old: Obj, new: Obj) -> None: ...
+
+    def on_delete(self, obj: Obj) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    """One applied record: what every listener (e.g. the apiserver's watch cache) sees."""
+
+    offset: int
+    timestamp_ms: int
+    type: str  # ADDED, MODIFIED or DELETED
+    group: str
+    resource: str
+    namespace: str
+    name: str
+    object: Obj
+    old: Obj | None
+    request_id: str | None
+
+
+def by_namespace(obj: Obj) -> Iterable[str]:
+    return (obj["metadata"].get("namespace", ""),)
+
+
+def by_owner_uid(obj: Obj) -> Iterable[str]:
+    return (ref.get("uid", "") for ref in obj["metadata"].get("ownerReferences") or ())
+
+
+def by_node_name(obj: Obj) -> Iterable[str]:
+    node = (obj.get("spec") or {}).get("nodeName")
+    return (node,) if node else ()
+
+
+class Store:
+    """Objects of one resource, keyed by (namespace, name), with secondary indexes."""
+
+    def __init__(self) -> None:
+        self._items: dict[tuple[str, str], Obj] = {}
+        self._indexers: dict[str, IndexFunc] = {"namespace": by_namespace}
+        self._indices: dict[str, dict[str, set[tuple[str, str]]]] = {"namespace": {}}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def add_index(self, name: str, func: IndexFunc) -> None:
+        if name in self._indexers:
+            return
+        self._indexers[name] = func
+        index: dict[str, set[tuple[str, str]]] = {}
+        for key, obj in self._items.items():
+            for value in func(obj):
+                index.setdefault(value, set()).add(key)
+        self._indices[name] = index
+
+    def get(self, namespace: str, name: str) -> Obj | None:
+        return self._items.get((namespace, name))
+
+    def list(self, namespace: str | None = None) -> list[Obj]:
+        if namespace is None:
+            return list(self._items.values())
+        return self.index("namespace", namespace)
+
+    def index(self, name: str, value: str) -> list[Obj]:
+        keys = self._indices[name].get(value, ())
+        return [self._items[k] for k in keys]
+
+    def keys(self) -> list[tuple[str, str]]:
+        return list(self._items)
+
+    def _put(self, key: tuple[str, str], obj: Obj) -> Obj | None:
+        old = self._items.get(key)
+        if old is not None:
+            self._unindex(key, old)
+        self._items[key] = obj
+        for name, func in self._indexers.items():
+            index = self._indices[name]
+            for value in func(obj):
+                index.setdefault(value, set()).add(key)
+        return old
+
+    def _pop(self, key: tuple[str, str]) -> Obj | None:
+        old = self._items.pop(key, None)
+        if old is not None:
+            self._unindex(key, old)
+        return old
+
+    def _unindex(self, key: tuple[str, str], obj: Obj) -> None:
+        for name, func in self._indexers.items():
+            index = self._indices[name]
+            for value in func(obj):
+                bucket = index.get(value)
+                if bucket is not None:
+                    bucket.discard(key)
+                    if not bucket:
+                        del index[value]
+
+
+class Informer:
+    """The shared informer of one process over `objects`."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        *,
+        snapshot: SnapshotStore | None = None,
+        snapshot_interval: float = 5.0,
+        name: str = "informer",
+    ) -> None:
+        self.bus = bus
+        self.name = name
+        self._snapshot = snapshot
+        self._snapshot_interval = snapshot_interval
+        self._stores: dict[tuple[str, str], Store] = {}
+        self._handlers: dict[tuple[str, str], list[Handler]] = {}
+        self._listeners: list[Callable[[Change], None]] = []
+        self._waiters: list[tuple[int, int, asyncio.Future[None]]] = []
+        self._seq = itertools.count()
+        self._task: asyncio.Task[None] | None = None
+        self._dirty: dict[str, tuple[int, Obj] | None] = {}
+        self.synced = asyncio.Event()
+        self.position = 0  # next offset to read
+        self.start_offset = 0  # where this informer began (snapshot or log start)
+        self.records_applied = 0
+
+    # -- registration -------------------------------------------------------
+
+    def store(self, group: str, resource: str) -> Store:
+        return self._stores.setdefault((group, resource), Store())
+
+    def add_handler(self, group: str, resource: str, handler: Handler) -> None:
+        """Register handlers; objects already in the store are replayed as adds."""
+        self._handlers.setdefault((group, resource), []).append(handler)
+        for obj in self.store(group, resource).list():
+            handler.on_add(obj)
+
+    def add_listener(self, listener: Callable[[Change], None]) -> None:
+        """Called for every applied record of any resource, in log order."""
+        self._listeners.append(listener)
+
+    # -- lifecycle ----------------------------------------------------------
+
+    async def start(self) -> None:
+        start: int | str = BEGINNING
+        if self._snapshot is not None:
+            await self._snapshot.open()
+            snap = await self._snapshot.load()
+            if snap is not None:
+                for key, (offset, obj) in snap.objects.items():
+                    group, resource, namespace, name = split_key(key)
+                    obj["metadata"]["resourceVersion"] = str(offset)
+                    self.store(group, resource)._put((namespace, name), obj)
+                start = snap.offset
+        consumer = await self.bus.consumer(OBJECTS, start=start)
+        self.position = self.start_offset = consumer.position()
+        end = await self.bus.end_offset(OBJECTS)
+        if self.position >= end:
+            self.synced.set()
+        self._task = asyncio.create_task(self._run(consumer, end), name=f"{self.name}-objects")
+
+    async def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+            self._task = None
+        if self._snapshot is not None:
+            with contextlib.suppress(Exception):
+                await self._save_snapshot()
+            await self._snapshot.close()
+
+    async def wait_synced(self, timeout: float | None = None) -> None:
+        await asyncio.wait_for(self.synced.wait(), timeout)
+
+    async def wait_for(self, offset: int, timeout: float | None = None) -> None:
+        """Wait until the record at ``offset`` (a resourceVersion) has been applied."""
+        if self.position > offset:
+            return
+        fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        heapq.heappush(self._waiters, (offset, next(self._seq), fut))
+        await asyncio.wait_for(fut, timeout)
+
+    # -- the loop -----------------------------------------------------------
+
+    async def _run(self, consumer: Any, end_at_start: int) -> None:
+        loop = asyncio.get_running_loop()
+        next_save = loop.time() + self._snapshot_interval
+        try:
+            while True:
+                records = await consumer.getmany(timeout_ms=200)
+                for record in records:
+                    self._apply(record)
+                self.position = consumer.position()
+                if not self.synced.is_set() and self.position >= end_at_start:
+                    self.synced.set()
+                self._release_waiters()
+                if self._snapshot is not None and self._dirty and loop.time() >= next_save:
+                    await self._save_snapshot()
+                    next_save = loop.time() + self._snapshot_interval
+        finally:
+            await consumer.close()
+
+    def _release_waiters(self) -> None:
+        while self._waiters and self._waiters[0][0] < self.position:
+            _, _, fut = heapq.heappop(self._waiters)
+            if not fut.done():
+                fut.set_result(None)
+
+    def _apply(self, record: Record) -> None:
+        if record.value is None:
+            return  # a tombstone: the DELETED record before it did the work
+        try:
+            key = (record.key or b"").decode()
+            group, resource, namespace, name = split_key(key)
+            event = decode_event(record.value)
+        except (MalformedRecord, UnicodeDecodeError) as exc:
+            MALFORMED_RECORDS.labels(topic=record.topic).inc()
+            log.warning(
+                "skipping malformed record",
+                extra={"topic": record.topic, "offset": record.offset, "error": str(exc)},
+            )
+            return
+        obj = event.object
+        obj["metadata"]["resourceVersion"] = str(record.offset)
+        store = self.store(group, resource)
+        skey = (namespace, name)
+        if event.type == "DELETED":
+            old = store._pop(skey)
+            self._dirty[key] = None
+        else:
+            old = store._put(skey, obj)
+            self._dirty[key] = (record.offset, obj)
+        self.records_applied += 1
+        for handler in self._handlers.get((group, resource), ()):
+            try:
+                if event.type == "DELETED":
+                    handler.on_delete(obj)
+                elif old is None:
+                    handler.on_add(obj)
+                else:
+                    handler.on_update(old, obj)
+            except Exception:
+                log.exception("informer handler failed", extra={"key": key, "offset": record.offset})
+        if self._listeners:
+            change = Change(
+                record.offset,
+                record.timestamp_ms,
+                event.type,
+                group,
+                resource,
+                namespace,
+                name,
+                obj,
+                old,
+                event.request_id,
+            )
+            for listener in self._listeners:
+                try:
+                    listener(change)
+                except Exception:
+                    log.exception("informer listener failed", extra={"key": key})
+
+    async def _save_snapshot(self) -> None:
+        assert self._snapshot is not None
+        dirty, self._dirty = self._dirty, {}
+        upserts = {k: v for k, v in dirty.items() if v is not None}
+        deletes = [k for k, v in dirty.items() if v is None]
+        await self._snapshot.save(offset=self.position, upserts=upserts, deletes=deletes)

@@ -1,0 +1,33 @@
+"""Process-wide Prometheus metrics of the runtime layer (log consumption and writes).
+
+Every component serves these on ``/metrics``; component-specific metrics live
+next to their component.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import Counter, Histogram
+
+MALFORMED_RECORDS = Counter(
+    "draplane_malformed_records_total",
+    "Log records that could not be decoded and were skipped.",
+    ["topic"],
+)
+
+COMMITTED_REQUESTS = Counter(
+    "draplane_committer_requests_total",
+    "Requests the committer answered, by operation and HTTP code.",
+    ["op", "code"],
+)
+
+COMMIT_BATCH_SIZE = Histogram(
+    "draplane_committer_batch_size",
+    "Requests per committer transaction.",
+    buckets=(1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000),
+)
+
+CLIENT_REQUEST_SECONDS = Histogram(
+    "draplane_client_request_duration_seconds",
+    "Time from sending a request to receiving its reply.",
+    ["op"],
+)

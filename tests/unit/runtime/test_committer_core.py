@@ -1,0 +1,329 @@
+"""The committer's decisions, table by table, with no log underneath."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import UTC, datetime
+from typing import Any
+
+import pytest
+
+from services.api.admission import AdmissionChain, Attributes, View
+from services.api.status import StatusError, forbidden
+from services.runtime.committer_core import CommitterCore, Outcome
+from topics.envelope import Request, UserInfo
+
+USER = UserInfo("admin", ("system:masters",))
+NOW = datetime(2026, 11, 29, 9, 0, 0, tzinfo=UTC)
+
+
+def make_core(**kwargs: Any) -> CommitterCore:
+    uids = (f"uid-{i}" for i in itertools.count())
+    core = CommitterCore(clock=lambda: NOW, new_uid=lambda: next(uids), **kwargs)
+    commit(core, req("create", "", "namespaces", "", "default", object={"metadata": {"name": "default"}}))
+    return core
+
+
+_ids = itertools.count()
+
+
+def req(op: str, group: str, resource: str, namespace: str, name: str, **kw: Any) -> Request:
+    return Request(
+        id=kw.pop("id", f"r{next(_ids)}"), op=op, group=group, resource=resource,  # type: ignore[arg-type]
+        namespace=namespace, name=name, user=kw.pop("user", USER), reply_to="test", **kw,
+    )
+
+
+_offsets = itertools.count(100)
+
+
+def commit(core: CommitterCore, *requests: Request) -> list[Outcome]:
+    """Decide a batch and pretend the log appended it at increasing offsets."""
+    outcomes = core.process(list(requests))
+    for o in outcomes:
+        for w in o.writes:
+            w.offset = next(_offsets)
+    core.stamp(outcomes)
+    core.advance(outcomes, next(_offsets))
+    return outcomes
+
+
+def claim(name: str = "c", **spec: Any) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceClaim",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": spec or {"devices": {"requests": [{"name": "gpu", "deviceClassName": "gpu.example.com"}]}},
+    }
+
+
+def pod(name: str = "p", **spec: Any) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+
+
+def create_claim(core: CommitterCore, name: str = "c") -> dict[str, Any]:
+    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", name, object=claim(name)))
+    assert o.code == 201, o.status
+    assert o.object is not None
+    return o.object
+
+
+def test_create_stamps_metadata_and_writes_added() -> None:
+    core = make_core()
+    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim()))
+    assert o.code == 201
+    assert [w.type for w in o.writes] == ["ADDED"]
+    assert o.object is not None
+    meta = o.object["metadata"]
+    assert meta["uid"].startswith("uid-")
+    assert meta["creationTimestamp"] == "2026-11-29T09:00:00Z"
+    assert meta["generation"] == 1
+    assert meta["resourceVersion"] == str(o.writes[0].offset)
+
+
+def test_create_existing_is_already_exists() -> None:
+    core = make_core()
+    create_claim(core)
+    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim()))
+    assert o.code == 409 and o.status is not None
+    assert o.status["reason"] == "AlreadyExists"
+    assert o.status["message"] == 'resourceclaims.resource.k8s.io "c" already exists'
+    assert o.writes == []
+
+
+def test_create_in_missing_namespace_is_not_found() -> None:
+    core = make_core()
+    body = claim()
+    body["metadata"]["namespace"] = "nope"
+    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "nope", "c", object=body))
+    assert o.code == 404 and o.status is not None
+    assert o.status["message"] == 'namespaces "nope" not found'
+
+
+def test_create_needs_name_or_generate_name() -> None:
+    core = make_core()
+    body = claim()
+    del body["metadata"]["name"]
+    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "", object=body))
+    assert o.code == 422 and o.status is not None
+    assert o.status["message"] == (
+        'ResourceClaim.resource.k8s.io "" is invalid: metadata.name: Required value: name or generateName is required'
+    )
+
+
+def test_generate_name_retries_on_collision() -> None:
+    suffixes = iter(["aaaaa", "aaaaa", "bbbbb"])
+    core = make_core(suffix=lambda: next(suffixes))
+    bodies = []
+    for _ in range(2):
+        body = claim()
+        del body["metadata"]["name"]
+        body["metadata"]["generateName"] = "web-gpu-"
+        bodies.append(body)
+    o1, o2 = commit(core, *(req("create", "resource.k8s.io", "resourceclaims", "default", "", object=b) for b in bodies))
+    assert o1.object is not None and o2.object is not None
+    assert o1.object["metadata"]["name"] == "web-gpu-aaaaa"
+    assert o2.object["metadata"]["name"] == "web-gpu-bbbbb"
+
+
+def test_update_with_stale_resource_version_conflicts() -> None:
+    core = make_core()
+    current = create_claim(core)
+    stale = dict(current, metadata=dict(current["metadata"], resourceVersion="1", labels={"a": "b"}))
+    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=stale))
+    assert o.code == 409 and o.status is not None
+    assert o.status["message"] == (
+        'Operation cannot be fulfilled on resourceclaims.resource.k8s.io "c": '
+        "the object has been modified; please apply your changes to the latest version and try again"
+    )
+
+
+def test_update_bumps_generation_only_on_spec_change() -> None:
+    core = make_core()
+    current = create_claim(core)
+    labelled = dict(current, metadata=dict(current["metadata"], labels={"a": "b"}))
+    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=labelled))
+    assert o.code == 200 and o.object is not None
+    assert o.object["metadata"]["generation"] == 1
+    respec = dict(o.object, spec={"devices": {"requests": []}})
+    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=respec))
+    assert o.object is not None and o.object["metadata"]["generation"] == 2
+
+
+def test_noop_update_writes_nothing() -> None:
+    core = make_core()
+    current = create_claim(core)
+    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=current))
+    assert o.code == 200 and o.writes == []
+    assert o.object is not None and o.object["metadata"]["resourceVersion"] == current["metadata"]["resourceVersion"]
+
+
+def test_status_update_ignores_spec_and_spec_update_ignores_status() -> None:
+    core = make_core()
+    current = create_claim(core)
+    body = dict(current, spec={"devices": {}}, status={"allocation": {"devices": {"results": []}}})
+    (o,) = commit(core, req("update_status", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    assert o.object is not None
+    assert o.object["spec"] == current["spec"]
+    assert o.object["status"] == {"allocation": {"devices": {"results": []}}}
+    body = dict(o.object, status={}, metadata=dict(o.object["metadata"], labels={"x": "y"}))
+    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    assert o.object is not None
+    assert o.object["status"] == {"allocation": {"devices": {"results": []}}}
+    assert o.object["metadata"]["labels"] == {"x": "y"}
+
+
+def test_delete_with_finalizer_marks_then_last_finalizer_removal_deletes() -> None:
+    core = make_core()
+    body = claim()
+    body["metadata"]["finalizers"] = ["resource.kubernetes.io/delete-protection"]
+    commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c"))
+    assert o.code == 200 and [w.type for w in o.writes] == ["MODIFIED"]
+    assert o.object is not None and o.object["metadata"]["deletionTimestamp"] == "2026-11-29T09:00:00Z"
+    cleared = dict(o.object, metadata=dict(o.object["metadata"], finalizers=[]))
+    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=cleared))
+    assert [w.type for w in o.writes] == ["DELETED"]
+    assert core.index.get("resource.k8s.io/resourceclaims/default/c") is None
+
+
+def test_no_new_finalizers_while_deleting() -> None:
+    core = make_core()
+    body = claim()
+    body["metadata"]["finalizers"] = ["a.example.com/x"]
+    commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c"))
+    assert o.object is not None
+    more = dict(o.object, metadata=dict(o.object["metadata"], finalizers=["a.example.com/x", "b.example.com/y"]))
+    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=more))
+    assert o.code == 422 and o.status is not None
+    assert 'no new finalizers can be added if the object is being deleted, found new finalizers []string{"b.example.com/y"}' in o.status["message"]
+
+
+@pytest.mark.parametrize(
+    ("policy", "finalizer"), [("Foreground", "foregroundDeletion"), ("Orphan", "orphan"), ("Background", None)]
+)
+def test_propagation_policy(policy: str, finalizer: str | None) -> None:
+    core = make_core()
+    create_claim(core)
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c",
+                            options={"propagationPolicy": policy}))
+    if finalizer is None:
+        assert [w.type for w in o.writes] == ["DELETED"]
+        assert o.status is not None and o.status["status"] == "Success"
+    else:
+        assert [w.type for w in o.writes] == ["MODIFIED"]
+        assert o.object is not None and o.object["metadata"]["finalizers"] == [finalizer]
+
+
+@pytest.mark.parametrize(
+    ("preconditions", "message"),
+    [
+        ({"uid": "other"}, "Precondition failed: UID in precondition: other, UID in object meta: uid-1"),
+        ({"resourceVersion": "1"}, "Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: "),
+    ],
+)
+def test_delete_preconditions(preconditions: dict[str, str], message: str) -> None:
+    core = make_core()
+    create_claim(core)
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c",
+                            options={"preconditions": preconditions}))
+    assert o.code == 409 and o.status is not None
+    assert message in o.status["message"]
+
+
+def test_pod_bound_and_running_is_deleted_gracefully_then_finished_with_grace_zero() -> None:
+    core = make_core()
+    commit(core, req("create", "", "pods", "default", "p", object=pod(nodeName="node-1")))
+    (o,) = commit(core, req("delete", "", "pods", "default", "p"))
+    assert [w.type for w in o.writes] == ["MODIFIED"]
+    assert o.object is not None
+    assert o.object["metadata"]["deletionGracePeriodSeconds"] == 30
+    assert o.object["metadata"]["deletionTimestamp"] == "2026-11-29T09:00:30Z"
+    (o,) = commit(core, req("delete", "", "pods", "default", "p", options={"gracePeriodSeconds": 0}))
+    assert [w.type for w in o.writes] == ["DELETED"]
+
+
+def test_unscheduled_pod_is_deleted_at_once() -> None:
+    core = make_core()
+    commit(core, req("create", "", "pods", "default", "p", object=pod()))
+    (o,) = commit(core, req("delete", "", "pods", "default", "p"))
+    assert [w.type for w in o.writes] == ["DELETED"]
+    assert o.object is not None and o.object["metadata"]["name"] == "p"
+
+
+def test_binding_sets_node_and_condition_once() -> None:
+    core = make_core()
+    commit(core, req("create", "", "pods", "default", "p", object=pod()))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
+    (o,) = commit(core, req("create", "", "pods", "default", "p", object=binding, options={"subresource": "binding"}))
+    assert o.code == 201
+    stored = core.index.get("core/pods/default/p")
+    assert stored is not None
+    assert stored[1]["spec"]["nodeName"] == "n1"
+    assert [c["type"] for c in stored[1]["status"]["conditions"]] == ["PodScheduled"]
+    (o,) = commit(core, req("create", "", "pods", "default", "p", object=binding, options={"subresource": "binding"}))
+    assert o.code == 409 and o.status is not None
+    assert o.status["message"] == 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1"'
+
+
+def test_retried_request_id_is_not_applied_twice() -> None:
+    core = make_core()
+    r = req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim(), id="same")
+    (first,) = commit(core, r)
+    (again,) = commit(core, r)
+    assert first.code == 201 and again.code == 200
+    assert again.writes == []
+    assert again.object is not None and again.object["metadata"]["uid"] == first.object["metadata"]["uid"]  # type: ignore[index]
+
+
+def test_same_key_twice_in_one_batch_sees_the_first_write() -> None:
+    core = make_core()
+    o1, o2 = commit(
+        core,
+        req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim()),
+        req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim()),
+    )
+    assert (o1.code, o2.code) == (201, 409)
+
+
+def test_dry_run_writes_nothing() -> None:
+    core = make_core()
+    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim(),
+                            options={"dryRun": ["All"]}))
+    assert o.code == 201 and o.writes == []
+    assert core.index.get("resource.k8s.io/resourceclaims/default/c") is None
+
+
+class Deny:
+    name = "deny"
+
+    def admit(self, attrs: Attributes, view: View) -> None:
+        if attrs.user.name == "mallory":
+            raise forbidden(attrs.resource.group, attrs.resource.plural, attrs.name, "no")
+        if attrs.user.name == "buggy":
+            raise RuntimeError("boom")
+
+
+def test_admission_rejections_and_crashes_become_statuses_without_stopping_the_batch() -> None:
+    core = make_core(admission=AdmissionChain([Deny()]))
+    o1, o2, o3 = commit(
+        core,
+        req("create", "resource.k8s.io", "resourceclaims", "default", "a", object=claim("a"), user=UserInfo("mallory")),
+        req("create", "resource.k8s.io", "resourceclaims", "default", "b", object=claim("b"), user=UserInfo("buggy")),
+        req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim("c")),
+    )
+    assert (o1.code, o2.code, o3.code) == (403, 500, 201)
+    assert o1.status is not None and o1.status["message"] == 'resourceclaims.resource.k8s.io "a" is forbidden: no'
+
+
+def test_unknown_resource_is_not_found() -> None:
+    core = make_core()
+    (o,) = commit(core, req("create", "example.com", "widgets", "default", "w", object={"metadata": {"name": "w"}}))
+    assert o.code == 404
+
+
+def test_status_errors_are_raised_by_constructors() -> None:
+    with pytest.raises(StatusError):
+        raise forbidden("", "pods", "p", "x")
