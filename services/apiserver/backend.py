@@ -40,6 +40,7 @@ class WatchEvent:
 class WriteResult:
     code: int  # 200, 201 or 202
     object: dict[str, Any]  # the object (or a Status for some deletes)
+    warnings: tuple[str, ...] = ()
 
 
 class Backend(Protocol):

@@ -16,6 +16,7 @@ import asyncio
 import contextlib
 import logging
 import time
+import uuid
 from collections.abc import Callable
 from typing import Any
 
@@ -23,7 +24,7 @@ import orjson
 
 from services.api import status as st
 from services.bus.port import Bus, Consumer, GroupMember, OutRecord, Producer, ProducerFenced, Record
-from services.runtime.committer_core import CommitterCore, Outcome
+from services.runtime.committer_core import CommitterCore, Outcome, rfc3339
 from services.runtime.metrics import COMMIT_BATCH_SIZE, COMMITTED_REQUESTS, MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import OBJECTS, REPLIES, REQUESTS
@@ -31,16 +32,20 @@ from topics.envelope import (
     MalformedRecord,
     Reply,
     Request,
+    UserInfo,
     decode_event,
     decode_request,
     encode_event,
     encode_reply,
+    object_key,
 )
 
 log = logging.getLogger(__name__)
 
 COMMITTER_GROUP = "draplane-committer"
 TRANSACTIONAL_ID = "draplane-committer"
+BIRTH_KEY = object_key("draplane.io", "logs", "", OBJECTS)
+BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
 
 
 class Committer:
@@ -100,6 +105,8 @@ class Committer:
         producer = await self.bus.producer(transactional_id=TRANSACTIONAL_ID)
         try:
             await self._recover()
+            if self.core.index.position == 0:
+                await self._bootstrap(producer)
             self.is_leader.set()
             log.info("committer is leader", extra={"offset": self.core.index.position})
             consumer = member.consumer
@@ -136,6 +143,47 @@ class Committer:
         finally:
             await consumer.close()
 
+    async def _bootstrap(self, producer: Producer) -> None:
+        """Write a new log's first records: its birth record at offset 0, then the system namespaces.
+
+        The birth record keeps offset 0 — and with it resourceVersion "0", which
+        Kubernetes clients read as "any version" — away from every API object.
+        """
+        admin = UserInfo("system:apiserver", ("system:masters",))
+        requests = [
+            Request(
+                id=f"bootstrap-namespace-{ns}",
+                op="create",
+                group="",
+                resource="namespaces",
+                namespace="",
+                name=ns,
+                user=admin,
+                reply_to="",
+                object={"metadata": {"name": ns}},
+            )
+            for ns in BOOTSTRAP_NAMESPACES
+        ]
+        outcomes = self.core.process(requests)
+        writes = [w for o in outcomes for w in o.writes]
+        birth = {
+            "apiVersion": "draplane.io/v1",
+            "kind": "Log",
+            "metadata": {"name": OBJECTS, "uid": str(uuid.uuid4()), "creationTimestamp": rfc3339(self.core.clock())},
+        }
+        records = [OutRecord(OBJECTS, BIRTH_KEY.encode(), encode_event("ADDED", birth, request_id="bootstrap-log"))]
+        records += [
+            OutRecord(OBJECTS, w.key.encode(), encode_event("ADDED", w.object, request_id=w.request_id)) for w in writes
+        ]
+        async with producer.transaction() as txn:
+            offsets = await txn.send(records)
+        self.core.apply_record(BIRTH_KEY, "ADDED", birth, offsets[0], "bootstrap-log")
+        for w, offset in zip(writes, offsets[1:], strict=True):
+            w.offset = offset
+        self.core.advance(outcomes, offsets[-1] + 1)
+        self._dirty.update([BIRTH_KEY, *(w.key for w in writes)])
+        log.info("bootstrapped a new log", extra={"offset": offsets[0]})
+
     def _replay_record(self, record: Record) -> None:
         if record.value is None or record.key is None:
             return
@@ -144,7 +192,9 @@ class Committer:
             event = decode_event(record.value)
         except (MalformedRecord, UnicodeDecodeError) as exc:
             MALFORMED_RECORDS.labels(topic=record.topic).inc()
-            log.warning("skipping malformed record", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)})
+            log.warning(
+                "skipping malformed record", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)}
+            )
             return
         self.core.apply_record(key, event.type, event.object, record.offset, event.request_id)
         self._dirty.add(key)
@@ -160,7 +210,9 @@ class Committer:
                 requests.append(decode_request(record.value or b""))
             except MalformedRecord as exc:
                 MALFORMED_RECORDS.labels(topic=record.topic).inc()
-                log.warning("malformed request", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)})
+                log.warning(
+                    "malformed request", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)}
+                )
                 salvaged = _salvage_ids(record.value)
                 if salvaged is not None:
                     err = st.bad_request(f"malformed request: {exc}")
@@ -215,8 +267,13 @@ class Committer:
 
 def _reply(outcome: Outcome) -> Reply:
     if outcome.code >= 400 or outcome.return_status:
-        return Reply(outcome.request.id, outcome.code, object=outcome.object if outcome.code < 400 else None,
-                     status=outcome.status, warnings=tuple(outcome.warnings))
+        return Reply(
+            outcome.request.id,
+            outcome.code,
+            object=outcome.object if outcome.code < 400 else None,
+            status=outcome.status,
+            warnings=tuple(outcome.warnings),
+        )
     return Reply(outcome.request.id, outcome.code, object=outcome.object, warnings=tuple(outcome.warnings))
 
 

@@ -1,0 +1,125 @@
+"""The authorization table and NodeRestriction, with Kubernetes' messages."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from services.api import registry
+from services.api.admission import Attributes
+from services.api.authorization import Authorizer, NodeRestriction
+from services.api.status import StatusError
+from topics.envelope import UserInfo
+
+NODE_A = UserInfo("system:node:node-a", ("system:nodes", "system:authenticated"))
+SCHED = UserInfo("system:kube-scheduler", ("system:authenticated",))
+KCM = UserInfo("system:kube-controller-manager", ("system:authenticated",))
+ADMIN = UserInfo("alice", ("system:masters",))
+BOB = UserInfo("bob", ("system:authenticated",))
+ANON = UserInfo("system:anonymous", ("system:unauthenticated",))
+
+PODS = registry.by_resource("", "pods")
+NODES = registry.by_resource("", "nodes")
+SLICES = registry.by_resource("resource.k8s.io", "resourceslices")
+CLAIMS = registry.by_resource("resource.k8s.io", "resourceclaims")
+
+
+def attrs(op: str, rt: Any, user: UserInfo, *, name: str = "x", sub: str = "", old: Any = None, new: Any = None) -> Attributes:
+    return Attributes(op, rt, "default" if rt.namespaced else "", name, user, subresource=sub, old=old, new=new)  # type: ignore[arg-type]
+
+
+def slice_on(node: str) -> dict[str, Any]:
+    return {"metadata": {"name": "s"}, "spec": {"nodeName": node, "driver": "gpu.example.com"}}
+
+
+def pod_on(node: str, **status: Any) -> dict[str, Any]:
+    return {"metadata": {"name": "p", "labels": {"a": "b"}}, "spec": {"nodeName": node}, "status": status}
+
+
+def admit(a: Attributes, anonymous_writes: bool = False) -> str | None:
+    try:
+        Authorizer(anonymous_writes=anonymous_writes).admit(a, None)  # type: ignore[arg-type]
+        NodeRestriction().admit(a, None)  # type: ignore[arg-type]
+    except StatusError as err:
+        assert err.code == 403
+        return str(err.status["message"])
+    return None
+
+
+@pytest.mark.parametrize(
+    ("a", "message"),
+    [
+        (attrs("CREATE", SLICES, NODE_A, new=slice_on("node-a")), None),
+        (
+            attrs("CREATE", SLICES, NODE_A, name="s", new=slice_on("node-b")),
+            'resourceslices.resource.k8s.io "s" is forbidden: can only create ResourceSlice with the same NodeName as the requesting node',
+        ),
+        (attrs("DELETE", SLICES, NODE_A, old=slice_on("node-a")), None),
+        (
+            attrs("DELETE", SLICES, NODE_A, name="s", old=slice_on("node-b")),
+            'resourceslices.resource.k8s.io "s" is forbidden: can only delete ResourceSlice with the same NodeName as the requesting node',
+        ),
+        (attrs("UPDATE", SLICES, NODE_A, old=slice_on("node-a"), new=slice_on("node-a")), None),
+        (
+            attrs("UPDATE", SLICES, NODE_A, name="s", old=slice_on("node-b"), new=slice_on("node-b")),
+            'resourceslices.resource.k8s.io "s" is forbidden: User "system:node:node-a" cannot update resource '
+            '"resourceslices" in API group "resource.k8s.io" at the cluster scope: no relationship found between '
+            "node 'node-a' and this object",
+        ),
+        (attrs("UPDATE", PODS, NODE_A, sub="status", old=pod_on("node-a"), new=pod_on("node-a", phase="Running")), None),
+        (
+            attrs("UPDATE", PODS, NODE_A, name="p", sub="status", old=pod_on("node-b"), new=pod_on("node-b")),
+            'pods "p" is forbidden: node "node-a" can only update pod status for pods with spec.nodeName set to itself',
+        ),
+        (
+            attrs("UPDATE", PODS, NODE_A, name="p", sub="status", old=pod_on("node-a"),
+                  new=pod_on("node-a", resourceClaimStatuses=[{"name": "gpu", "resourceClaimName": "c"}])),
+            'pods "p" is forbidden: node "node-a" cannot update resource claim statues',
+        ),
+        (attrs("DELETE", PODS, NODE_A, old=pod_on("node-a")), None),
+        (
+            attrs("DELETE", PODS, NODE_A, name="p", old=pod_on("node-b")),
+            'pods "p" is forbidden: node "node-a" can only delete pods with spec.nodeName set to itself',
+        ),
+        (attrs("CREATE", NODES, NODE_A, name="node-a", new={"metadata": {"name": "node-a"}}), None),
+        (
+            attrs("UPDATE", NODES, NODE_A, name="node-b", old={}, new={}),
+            'nodes "node-b" is forbidden: node "node-a" is not allowed to modify node "node-b"',
+        ),
+        (
+            attrs("UPDATE", NODES, NODE_A, name="node-a", old={"spec": {}}, new={"spec": {"taints": [{"key": "k"}]}}),
+            'nodes "node-a" is forbidden: node "node-a" is not allowed to modify taints',
+        ),
+        (
+            attrs("CREATE", CLAIMS, NODE_A, name="c"),
+            'resourceclaims.resource.k8s.io "c" is forbidden: User "system:node:node-a" cannot create resource '
+            '"resourceclaims" in API group "resource.k8s.io" in the namespace "default"',
+        ),
+        (attrs("CREATE", PODS, SCHED, sub="binding"), None),
+        (
+            attrs("DELETE", PODS, SCHED, name="p"),
+            'pods "p" is forbidden: User "system:kube-scheduler" cannot delete resource "pods" in API group "" in the namespace "default"',
+        ),
+        (attrs("UPDATE", CLAIMS, SCHED, sub="status"), None),
+        (attrs("CREATE", CLAIMS, KCM), None),
+        (attrs("DELETE", PODS, KCM), None),
+        (attrs("CREATE", CLAIMS, ADMIN), None),
+        (
+            attrs("CREATE", CLAIMS, BOB, name="c"),
+            'resourceclaims.resource.k8s.io "c" is forbidden: User "bob" cannot create resource "resourceclaims" '
+            'in API group "resource.k8s.io" in the namespace "default"',
+        ),
+        (
+            attrs("CREATE", CLAIMS, ANON, name="c"),
+            'resourceclaims.resource.k8s.io "c" is forbidden: User "system:anonymous" cannot create resource '
+            '"resourceclaims" in API group "resource.k8s.io" in the namespace "default"',
+        ),
+    ],
+)
+def test_authorization_table(a: Attributes, message: str | None) -> None:
+    assert admit(a) == message
+
+
+def test_anonymous_writes_only_in_the_demo() -> None:
+    assert admit(attrs("CREATE", CLAIMS, ANON), anonymous_writes=True) is None
