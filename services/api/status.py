@@ -97,14 +97,19 @@ def modified_conflict(group: str, resource: str, name: str) -> StatusError:
 
 
 def invalid(group: str, kind: str, name: str, errors: Sequence[FieldError]) -> StatusError:
-    """422 Invalid, worded as ``Kind.group "name" is invalid: <errors>``."""
+    """422 Invalid, worded as ``Kind.group "name" is invalid: <errors>`` (repeated messages once)."""
     qk = f"{kind}.{group}" if group else kind
-    rendered = [str(e) for e in errors]
-    joined = rendered[0] if len(rendered) == 1 else "[" + ", ".join(rendered) + "]"
+    rendered = list(dict.fromkeys(str(e) for e in errors))
+    if not rendered:
+        message = f'{qk} "{name}" is invalid'
+    elif len(rendered) == 1:
+        message = f'{qk} "{name}" is invalid: {rendered[0]}'
+    else:
+        message = f'{qk} "{name}" is invalid: [' + ", ".join(rendered) + "]"
     details: dict[str, Any] = {"name": name, "kind": kind, "causes": [e.cause() for e in errors]}
     if group:
         details["group"] = group
-    return StatusError(make_status(422, "Invalid", f'{qk} "{name}" is invalid: {joined}', details))
+    return StatusError(make_status(422, "Invalid", message, details))
 
 
 def forbidden(group: str, resource: str, name: str, detail: str) -> StatusError:
