@@ -1,0 +1,19 @@
+"""GET of one object (or of its ``status`` subresource).
+
+Reads come from the apiserver's materialized view through `Backend.get`; the
+object is answered as JSON, YAML, a one-row Table or PartialObjectMetadata,
+whichever the client negotiated.
+"""
+
+from __future__ import annotations
+
+from aiohttp import web
+
+from services.apiserver.http.scope import Scope
+
+
+async def get(scope: Scope) -> web.Response:
+    route = scope.route
+    assert route.name is not None
+    obj = await scope.backend.get(route.rt, route.namespace or "", route.name)
+    return scope.respond(scope.shape(obj))

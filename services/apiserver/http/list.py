@@ -1,0 +1,96 @@
+"""LIST of a collection, with label/field selectors and paging.
+
+``labelSelector`` and ``fieldSelector`` are parsed here (Kubernetes' syntax and
+error messages, `services.api.selectors`) and handed to the backend as one
+predicate; ``limit``/``continue`` page through a consistent snapshot whose
+offset is the list's ``resourceVersion``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from aiohttp import web
+
+from services.api.selectors import SelectorError, object_filter
+from services.api.status import bad_request
+from services.apiserver import tables
+from services.apiserver.backend import ObjectFilter
+from services.apiserver.http.errors import invalid_options
+from services.apiserver.http.scope import Scope
+
+_RV_MATCH = ("", "Exact", "NotOlderThan")
+
+
+def selector_filter(scope: Scope, *, name: str | None = None) -> ObjectFilter | None:
+    """The request's selectors as one predicate (400 with Kubernetes' message when bad)."""
+    label = scope.query.get("labelSelector", "")
+    field = scope.query.get("fieldSelector", "")
+    if name is not None:
+        term = "metadata.name=" + name.replace("\\", "\\\\").replace(",", "\\,").replace("=", "\\=")
+        field = f"{field},{term}" if field else term
+    try:
+        return object_filter(scope.route.rt, label_selector=label, field_selector=field)
+    except SelectorError as exc:
+        raise bad_request(str(exc)) from None
+
+
+def check_resource_version_match(scope: Scope, kind: str = "ListOptions") -> str:
+    match = scope.query.get("resourceVersionMatch", "")
+    if match not in _RV_MATCH:
+        raise invalid_options(
+            kind,
+            [f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'],
+        )
+    if match and not scope.query.get("resourceVersion"):
+        raise invalid_options(
+            kind,
+            ["resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"],
+        )
+    return match
+
+
+async def list_(scope: Scope) -> web.Response:
+    rt = scope.route.rt
+    match = selector_filter(scope)
+    check_resource_version_match(scope)
+    if scope.bool_param("sendInitialEvents"):
+        raise invalid_options("ListOptions", ["sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"])
+    limit = scope.int_param("limit")
+    if limit is not None and limit <= 0:
+        limit = None
+    result = await scope.backend.list(
+        rt,
+        scope.route.namespace,
+        match=match,
+        limit=limit,
+        continue_token=scope.query.get("continue") or None,
+        resource_version=scope.query.get("resourceVersion") or None,
+    )
+    if scope.output.shape == "table":
+        return scope.respond(
+            tables.table(
+                rt,
+                result.items,
+                resource_version=result.resource_version,
+                continue_token=result.continue_token,
+                remaining=result.remaining,
+                include_object=scope.output.include_object,
+            )
+        )
+    meta: dict[str, Any] = {"resourceVersion": result.resource_version}
+    if result.continue_token:
+        meta["continue"] = result.continue_token
+    if result.remaining is not None:
+        meta["remainingItemCount"] = result.remaining
+    if scope.output.shape == "partial":
+        items = [tables.partial_metadata(o) for o in result.items]
+        doc = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items}
+    else:
+        doc = {"kind": rt.list_kind, "apiVersion": scope_api_version(scope), "metadata": meta, "items": result.items}
+    return scope.respond(doc)
+
+
+def scope_api_version(scope: Scope) -> str:
+    rt = scope.route.rt
+    return f"{rt.group}/{scope.route.version}" if rt.group else scope.route.version

@@ -1,0 +1,258 @@
+"""The aiohttp application: one dispatcher in front of the verb handlers.
+
+Why aiohttp, one process, chunked watch streams: see docs/decisions/http.md.
+
+Every request goes through the same steps, in kube-apiserver's order:
+authentication (401 before anything else is revealed), then the path
+(discovery, OpenAPI, health, or a resource URL parsed by `routing`), then
+content negotiation, then the verb handler. Discovery and OpenAPI answers are
+encoded once at start-up and served as bytes with an ETag.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import ssl
+from collections.abc import Awaitable, Callable
+from dataclasses import replace
+from typing import Any
+
+from aiohttp import web
+
+from services.apiserver.backend import Backend
+from services.apiserver.discovery import DiscoveryDocuments, Document
+from services.apiserver.http import create, delete, get, patch, update, watch
+from services.apiserver.http import list as list_handler
+from services.apiserver.http.auth import Authenticator, WatchLimiter, authenticate
+from services.apiserver.http.errors import FORMAT_KEY, error_middleware, method_not_allowed, not_found_path
+from services.apiserver.http.negotiation import DISCOVERY_V2, negotiate, not_acceptable
+from services.apiserver.http.routing import GroupVersion, ResourceRoute, parse
+from services.apiserver.http.scope import Scope, Settings
+from services.apiserver.openapi import OpenAPIDocuments
+
+log = logging.getLogger(__name__)
+
+BACKEND = web.AppKey("backend", Backend)
+SETTINGS = web.AppKey("settings", Settings)
+DISCOVERY = web.AppKey("discovery", DiscoveryDocuments)
+OPENAPI = web.AppKey("openapi", OpenAPIDocuments)
+AUTH = web.AppKey("auth", tuple)
+AGGREGATED = web.AppKey("aggregated", bool)
+
+_UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
+_READ_METHODS = frozenset({"GET", "HEAD"})
+
+
+def build_app(
+    backend: Backend,
+    *,
+    authenticator: Authenticator | None = None,
+    anonymous: bool = False,
+    max_body_bytes: int = 3 * 1024 * 1024,
+    max_watches_per_user: int = 64,
+    write_timeout: float = 60.0,
+    min_watch_timeout: float = 1800.0,
+    openapi: OpenAPIDocuments | None = None,
+    aggregated_discovery: bool = True,
+) -> web.Application:
+    """The apiserver's HTTP application over ``backend``.
+
+    ``authenticator`` checks bearer tokens (`auth.TokenAuthenticator`); without
+    credentials a request is 401 unless ``anonymous``. ``max_body_bytes`` caps
+    request bodies (413 above). ``max_watches_per_user`` caps concurrent watch
+    streams per user (429 above; 0 = no cap). ``aggregated_discovery=False``
+    serves only legacy discovery (kept to measure what the aggregated form saves).
+    """
+    app = web.Application(middlewares=[error_middleware], handler_args={"max_field_size": 65536})
+    app[BACKEND] = backend
+    app[SETTINGS] = Settings(
+        max_body_bytes=max_body_bytes,
+        write_timeout=write_timeout,
+        min_watch_timeout=min_watch_timeout,
+        watch_limiter=WatchLimiter(max_watches_per_user),
+    )
+    app[DISCOVERY] = DiscoveryDocuments()
+    app[OPENAPI] = openapi or OpenAPIDocuments.build()
+    app[AUTH] = (authenticator, anonymous)
+    app[AGGREGATED] = aggregated_discovery
+    app.router.add_route("*", "/{tail:.*}", dispatch)
+    return app
+
+
+def _document(request: web.Request, doc: Document, content_type: str = "application/json") -> web.Response:
+    """A prebuilt document, honouring ``If-None-Match``."""
+    headers = {"ETag": doc.etag, "Vary": "Accept", "Cache-Control": "no-cache, private"}
+    if request.headers.get("If-None-Match") == doc.etag:
+        return web.Response(status=304, headers=headers)
+    headers["Content-Type"] = content_type
+    return web.Response(body=doc.body, headers=headers)
+
+
+async def dispatch(request: web.Request) -> web.StreamResponse:
+    app = request.app
+    path = request.path
+    if path in _UNAUTHENTICATED_PATHS:
+        return web.Response(text="ok", content_type="text/plain")
+    authenticator, anonymous = app[AUTH]
+    user = authenticate(request.headers.get("Authorization"), authenticator=authenticator, anonymous=anonymous)
+    target = parse(path)
+    if target is None:
+        return await _non_resource(request, path)
+    if isinstance(target, GroupVersion):
+        if request.method not in _READ_METHODS:
+            raise method_not_allowed()
+        return _discovery(request, target)
+    return await _resource(request, target, user)
+
+
+async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
+    app = request.app
+    docs = app[DISCOVERY]
+    stripped = path.rstrip("/") or "/"
+    if request.method not in _READ_METHODS:
+        if stripped in ("/version", "/api", "/apis") or stripped.startswith("/openapi/"):
+            raise method_not_allowed()
+        raise not_found_path()
+    if stripped == "/version":
+        return _document(request, docs.version)
+    if stripped in ("/api", "/apis"):
+        core = stripped == "/api"
+        output = negotiate(request.headers.get("Accept"), discovery=app[AGGREGATED])
+        if output.shape == "discovery":
+            return _document(request, docs.aggregated_api if core else docs.aggregated_apis, DISCOVERY_V2)
+        return _document(request, docs.api if core else docs.apis)
+    if stripped.startswith("/openapi/"):
+        return _openapi(request, stripped)
+    raise not_found_path()
+
+
+def _openapi(request: web.Request, path: str) -> web.Response:
+    docs = request.app[OPENAPI]
+    if path == "/openapi/v2":
+        accept = request.headers.get("Accept", "")
+        if accept and "json" not in accept and "*/*" not in accept:
+            # Protobuf only: 406 (see docs/decisions/http.md for what kubectl does next).
+            raise not_acceptable()
+        return _document(request, docs.v2)
+    if path == "/openapi/v3":
+        return _document(request, docs.v3_index)
+    doc = docs.v3.get(path[len("/openapi/v3/") :])
+    if doc is None:
+        raise not_found_path()
+    return _document(request, doc)
+
+
+def _discovery(request: web.Request, target: GroupVersion) -> web.Response:
+    docs = request.app[DISCOVERY]
+    negotiate(request.headers.get("Accept"))
+    if target.version is None:
+        return _document(request, docs.groups[target.group])
+    return _document(request, docs.resource_lists[(target.group, target.version)])
+
+
+Handler = Callable[[Scope], Awaitable[web.StreamResponse]]
+
+
+def _handler(request: web.Request, route: ResourceRoute) -> tuple[Handler, bool]:
+    """The verb handler for this method and URL, and whether it reads."""
+    method = request.method
+    sub = route.subresource
+    is_watch = route.watch_path or request.query.get("watch", "") in ("1", "true", "True", "t", "T", "TRUE")
+    if sub == "binding":
+        if method == "POST":
+            return create.create, False
+        raise method_not_allowed()
+    if route.name is None:
+        if method in _READ_METHODS:
+            return (watch.watch if is_watch else list_handler.list_), True
+        if route.watch_path:
+            raise method_not_allowed()
+        if route.rt.namespaced and route.namespace is None:
+            raise method_not_allowed()
+        if method == "POST":
+            return create.create, False
+        if method == "DELETE" and route.rt.plural != "namespaces":
+            return delete.delete_collection, False
+        raise method_not_allowed()
+    if method in _READ_METHODS:
+        return (watch.watch if is_watch and sub is None else get.get), True
+    if route.watch_path:
+        raise method_not_allowed()
+    if method == "PUT":
+        return update.update, False
+    if method == "PATCH":
+        return patch.patch, False
+    if method == "DELETE" and sub is None:
+        return delete.delete, False
+    raise method_not_allowed()
+
+
+async def _resource(request: web.Request, route: ResourceRoute, user: Any) -> web.StreamResponse:
+    handler, reads = _handler(request, route)
+    accept = request.headers.get("Accept")
+    output = negotiate(accept, table=reads, partial=reads)
+    if output.shape == "table" and "includeObject" in request.query:
+        # TableOptions travel as a query parameter in Kubernetes.
+        output = replace(output, include_object=request.query["includeObject"])
+    request[FORMAT_KEY] = output.format
+    scope = Scope(
+        backend=request.app[BACKEND],
+        route=route,
+        user=user,
+        request=request,
+        output=output,
+        settings=request.app[SETTINGS],
+    )
+    return await handler(scope)
+
+
+# ---------------------------------------------------------------------- serving
+
+
+def ssl_context(certfile: str, keyfile: str) -> ssl.SSLContext:
+    ctx = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ctx.load_cert_chain(certfile, keyfile)
+    return ctx
+
+
+async def start(
+    app: web.Application,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    access_log: bool = False,
+) -> tuple[web.AppRunner, int]:
+    """Start serving ``app``; returns the runner (call ``cleanup()``) and the bound port."""
+    runner = web.AppRunner(app, handler_cancellation=True, access_log=log if access_log else None)
+    await runner.setup()
+    ctx = ssl_context(certfile, keyfile) if certfile and keyfile else None
+    site = web.TCPSite(runner, host, port, ssl_context=ctx, backlog=1024)
+    await site.start()
+    bound = port
+    server = getattr(site, "_server", None)
+    if server is not None and server.sockets:
+        bound = server.sockets[0].getsockname()[1]
+    return runner, bound
+
+
+async def serve(
+    app: web.Application,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8080,
+    certfile: str | None = None,
+    keyfile: str | None = None,
+    ready: Callable[[int], None] | None = None,
+) -> None:
+    """Serve ``app`` until cancelled."""
+    runner, bound = await start(app, host=host, port=port, certfile=certfile, keyfile=keyfile)
+    log.info("apiserver listening on %s://%s:%d", "https" if certfile else "http", host, bound)
+    if ready is not None:
+        ready(bound)
+    try:
+        await asyncio.Event().wait()
+    finally:
+        await runner.cleanup()

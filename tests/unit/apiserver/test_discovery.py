@@ -1,0 +1,90 @@
+"""Discovery: legacy and aggregated documents, subresources, ETags."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.apiserver.http.negotiation import DISCOVERY_V2
+
+KUBECTL_DISCOVERY_ACCEPT = (
+    "application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList,"
+    "application/json;g=apidiscovery.k8s.io;v=v2beta1;as=APIGroupDiscoveryList,application/json"
+)
+
+
+async def test_version(client: Any) -> None:
+    r = await client.get("/version")
+    doc = await r.json()
+    assert doc["gitVersion"] == "v1.31.0-draplane"
+    assert (doc["major"], doc["minor"]) == ("1", "31")
+
+
+async def test_legacy_api_and_apis(client: Any) -> None:
+    doc = await (await client.get("/api")).json()
+    assert doc["kind"] == "APIVersions" and doc["versions"] == ["v1"]
+    doc = await (await client.get("/apis")).json()
+    assert doc["kind"] == "APIGroupList"
+    assert [g["name"] for g in doc["groups"]] == ["resource.k8s.io"]
+    assert doc["groups"][0]["preferredVersion"]["groupVersion"] == "resource.k8s.io/v1alpha3"
+    doc = await (await client.get("/apis/resource.k8s.io")).json()
+    assert doc["kind"] == "APIGroup" and doc["name"] == "resource.k8s.io"
+
+
+async def test_resource_lists(client: Any) -> None:
+    doc = await (await client.get("/api/v1")).json()
+    assert doc["kind"] == "APIResourceList" and doc["groupVersion"] == "v1"
+    by_name = {r["name"]: r for r in doc["resources"]}
+    pods = by_name["pods"]
+    assert pods["namespaced"] is True and pods["kind"] == "Pod" and pods["shortNames"] == ["po"]
+    assert pods["categories"] == ["all"] and pods["singularName"] == "pod"
+    assert set(pods["verbs"]) == {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+    assert by_name["pods/status"]["verbs"] == ["get", "patch", "update"]
+    assert by_name["pods/binding"]["verbs"] == ["create"] and by_name["pods/binding"]["kind"] == "Binding"
+    assert "namespaces/status" in by_name and "nodes/status" in by_name
+    assert "deletecollection" not in by_name["namespaces"]["verbs"]
+    assert by_name["nodes"]["namespaced"] is False
+    doc = await (await client.get("/apis/resource.k8s.io/v1alpha3")).json()
+    by_name = {r["name"]: r for r in doc["resources"]}
+    assert {
+        "deviceclasses",
+        "resourceclaims",
+        "resourceclaims/status",
+        "resourceclaimtemplates",
+        "resourceslices",
+        "podschedulingcontexts",
+        "podschedulingcontexts/status",
+    } <= set(by_name)
+    assert by_name["resourceslices"]["namespaced"] is False
+
+
+async def test_aggregated_discovery(client: Any) -> None:
+    r = await client.get("/apis", headers={"Accept": KUBECTL_DISCOVERY_ACCEPT})
+    assert r.headers["Content-Type"] == DISCOVERY_V2
+    doc = await r.json()
+    assert doc["kind"] == "APIGroupDiscoveryList" and doc["apiVersion"] == "apidiscovery.k8s.io/v2"
+    (group,) = doc["items"]
+    assert group["metadata"]["name"] == "resource.k8s.io"
+    resources = {r["resource"]: r for r in group["versions"][0]["resources"]}
+    claims = resources["resourceclaims"]
+    assert claims["scope"] == "Namespaced"
+    assert claims["responseKind"] == {"group": "resource.k8s.io", "version": "v1alpha3", "kind": "ResourceClaim"}
+    assert claims["subresources"][0]["subresource"] == "status"
+    r = await client.get("/api", headers={"Accept": KUBECTL_DISCOVERY_ACCEPT})
+    doc = await r.json()
+    (core,) = doc["items"]
+    assert core["metadata"]["name"] == ""
+    pods = next(r for r in core["versions"][0]["resources"] if r["resource"] == "pods")
+    assert {s["subresource"] for s in pods["subresources"]} == {"binding", "status"}
+
+
+async def test_etag_not_modified(client: Any) -> None:
+    r = await client.get("/api/v1")
+    etag = r.headers["ETag"]
+    r = await client.get("/api/v1", headers={"If-None-Match": etag})
+    assert r.status == 304
+
+
+async def test_discovery_refuses_writes(client: Any) -> None:
+    r = await client.post("/api/v1", data=b"{}")
+    assert r.status == 405
+    assert (await r.json())["reason"] == "MethodNotAllowed"

@@ -1,0 +1,81 @@
+"""LIST: kinds, selectors, paging and the metadata-only form."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.api.registry import by_resource
+
+PODS_RT = by_resource("", "pods")
+
+
+def seed(backend: Any, ns: str, name: str, node: str = "", **labels: str) -> None:
+    backend.seed(PODS_RT, {"metadata": {"name": name, "namespace": ns, "labels": labels}, "spec": {"nodeName": node}})
+
+
+async def test_list_shape_and_namespaces(client: Any, backend: Any) -> None:
+    seed(backend, "a", "p1")
+    seed(backend, "b", "p2")
+    doc = await (await client.get("/api/v1/namespaces/a/pods")).json()
+    assert doc["kind"] == "PodList" and doc["apiVersion"] == "v1"
+    assert doc["metadata"]["resourceVersion"] == str(backend.rv)
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["p1"]
+    doc = await (await client.get("/api/v1/pods")).json()
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["p1", "p2"]
+    doc = await (await client.get("/apis/resource.k8s.io/v1alpha3/resourceslices")).json()
+    assert doc == {
+        "kind": "ResourceSliceList",
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "metadata": {"resourceVersion": str(backend.rv)},
+        "items": [],
+    }
+
+
+async def test_selectors(client: Any, backend: Any) -> None:
+    seed(backend, "a", "p1", "n1", app="web")
+    seed(backend, "a", "p2", "n2", app="web")
+    seed(backend, "a", "p3", "n1", app="db")
+    q = "/api/v1/pods?labelSelector=app%3Dweb&fieldSelector=spec.nodeName%3Dn1"
+    doc = await (await client.get(q)).json()
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["p1"]
+    doc = await (await client.get("/api/v1/pods?labelSelector=app%20notin%20(web)")).json()
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["p3"]
+
+
+async def test_limit_and_continue(client: Any, backend: Any) -> None:
+    for i in range(5):
+        seed(backend, "a", f"p{i}")
+    doc = await (await client.get("/api/v1/namespaces/a/pods?limit=2")).json()
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["p0", "p1"]
+    assert doc["metadata"]["remainingItemCount"] == 3
+    token = doc["metadata"]["continue"]
+    doc = await (await client.get(f"/api/v1/namespaces/a/pods?limit=2&continue={token}")).json()
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["p2", "p3"]
+    doc = await (await client.get(f"/api/v1/namespaces/a/pods?limit=2&continue={doc['metadata']['continue']}")).json()
+    assert [i["metadata"]["name"] for i in doc["items"]] == ["p4"] and "continue" not in doc["metadata"]
+
+
+async def test_partial_object_metadata_list(client: Any, backend: Any) -> None:
+    seed(backend, "a", "p1")
+    accept = "application/json;as=PartialObjectMetadataList;g=meta.k8s.io;v=v1,application/json"
+    doc = await (await client.get("/api/v1/pods", headers={"Accept": accept})).json()
+    assert doc["kind"] == "PartialObjectMetadataList"
+    assert doc["items"][0] == {
+        "kind": "PartialObjectMetadata",
+        "apiVersion": "meta.k8s.io/v1",
+        "metadata": doc["items"][0]["metadata"],
+    }
+    assert "spec" not in doc["items"][0]
+
+
+async def test_send_initial_events_forbidden_for_list(client: Any) -> None:
+    r = await client.get("/api/v1/pods?sendInitialEvents=true")
+    assert r.status == 422
+
+
+async def test_pretty(client: Any, backend: Any) -> None:
+    seed(backend, "a", "p1")
+    text = await (await client.get("/api/v1/namespaces/a/pods/p1?pretty=true")).text()
+    assert text.startswith('{\n  "')
+    text = await (await client.get("/api/v1/namespaces/a/pods/p1")).text()
+    assert "\n" not in text
