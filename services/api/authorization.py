@@ -148,12 +148,16 @@ class NodeRestriction:
             if (old_claims or []) != (new_claims or []):
                 self._deny(attrs, f'node "{node}" cannot update resource claim statues')
         elif attrs.subresource:
-            self._deny(attrs, f"unexpected pod subresource \"{attrs.subresource}\", only 'status' and 'eviction' are allowed")
+            self._deny(
+                attrs, f"unexpected pod subresource \"{attrs.subresource}\", only 'status' and 'eviction' are allowed"
+            )
         elif attrs.operation == "DELETE":
             if (old.get("spec") or {}).get("nodeName") != node:
                 self._deny(attrs, f'node "{node}" can only delete pods with spec.nodeName set to itself')
         else:
-            self._deny(attrs, f'unexpected operation "{attrs.operation}", node "{node}" can only create and delete mirror pods')
+            self._deny(
+                attrs, f'unexpected operation "{attrs.operation}", node "{node}" can only create and delete mirror pods'
+            )
 
     def _node(self, node: str, attrs: Attributes) -> None:
         requested = attrs.name or ((attrs.new or {}).get("metadata") or {}).get("name", "")

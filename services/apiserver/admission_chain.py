@@ -8,9 +8,17 @@ on every write, so every path — REST, component clients, replays — gets it.
 from __future__ import annotations
 
 from services.api.admission import AdmissionChain, AdmissionPlugin
+from services.api.admission_plugins import Defaulting, DropDisabledFields, Validation
 from services.api.authorization import Authorizer, NodeRestriction
+from services.api.feature_gates import FeatureGates
 
 
-def build_admission(*, anonymous_writes: bool = False) -> AdmissionChain:
-    plugins: list[AdmissionPlugin] = [Authorizer(anonymous_writes=anonymous_writes), NodeRestriction()]
+def build_admission(*, gates: FeatureGates | None = None, anonymous_writes: bool = False) -> AdmissionChain:
+    plugins: list[AdmissionPlugin] = [
+        Authorizer(anonymous_writes=anonymous_writes),
+        NodeRestriction(),
+        Defaulting(),
+        DropDisabledFields(gates or FeatureGates()),
+        Validation(),
+    ]
     return AdmissionChain(plugins)

@@ -87,22 +87,23 @@ class Client:
 
     # -- writes -----------------------------------------------------------------
 
-    async def create(
-        self, group: str, resource: str, obj: Obj, *, namespace: str = "", **options: Any
-    ) -> Obj:
+    async def create(self, group: str, resource: str, obj: Obj, *, namespace: str = "", **options: Any) -> Obj:
         namespace = namespace or obj.get("metadata", {}).get("namespace", "")
-        return await self._write("create", group, resource, namespace, obj.get("metadata", {}).get("name", ""),
-                                 obj=obj, options=options)
+        return await self._write(
+            "create", group, resource, namespace, obj.get("metadata", {}).get("name", ""), obj=obj, options=options
+        )
 
     async def update(self, group: str, resource: str, obj: Obj, **options: Any) -> Obj:
         meta = obj["metadata"]
-        return await self._write("update", group, resource, meta.get("namespace", ""), meta["name"], obj=obj,
-                                 options=options)
+        return await self._write(
+            "update", group, resource, meta.get("namespace", ""), meta["name"], obj=obj, options=options
+        )
 
     async def update_status(self, group: str, resource: str, obj: Obj, **options: Any) -> Obj:
         meta = obj["metadata"]
-        return await self._write("update_status", group, resource, meta.get("namespace", ""), meta["name"],
-                                 obj=obj, options=options)
+        return await self._write(
+            "update_status", group, resource, meta.get("namespace", ""), meta["name"], obj=obj, options=options
+        )
 
     async def patch(
         self,
@@ -118,8 +119,9 @@ class Client:
     ) -> Obj:
         if subresource:
             options["subresource"] = subresource
-        return await self._write("patch", group, resource, namespace, name, patch=patch, patch_type=patch_type,
-                                 options=options)
+        return await self._write(
+            "patch", group, resource, namespace, name, patch=patch, patch_type=patch_type, options=options
+        )
 
     async def delete(self, group: str, resource: str, namespace: str, name: str, **options: Any) -> Obj:
         return await self._write("delete", group, resource, namespace, name, options=options)
@@ -131,8 +133,7 @@ class Client:
             "metadata": {"name": name, "namespace": namespace, **({"uid": uid} if uid else {})},
             "target": {"apiVersion": "v1", "kind": "Node", "name": node},
         }
-        return await self._write("create", "", "pods", namespace, name, obj=binding,
-                                 options={"subresource": "binding"})
+        return await self._write("create", "", "pods", namespace, name, obj=binding, options={"subresource": "binding"})
 
     async def submit(self, request: Request) -> Reply:
         """Send a request (with retries under the same id) and return the committer's reply."""
@@ -221,8 +222,10 @@ class Client:
                         reply = decode_reply(record.value or b"")
                     except MalformedRecord as exc:
                         MALFORMED_RECORDS.labels(topic=record.topic).inc()
-                        log.warning("skipping malformed reply",
-                                    extra={"topic": record.topic, "offset": record.offset, "error": str(exc)})
+                        log.warning(
+                            "skipping malformed reply",
+                            extra={"topic": record.topic, "offset": record.offset, "error": str(exc)},
+                        )
                         continue
                     fut = self._pending.get(reply.id)
                     if fut is not None and not fut.done():

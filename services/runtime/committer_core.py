@@ -63,6 +63,7 @@ class Patcher(Protocol):
         manager: str,
         force: bool,
         now: str,
+        subresource: str = "",
     ) -> Obj: ...
 
 
@@ -177,6 +178,7 @@ class CommitterCore:
     # -- one request ----------------------------------------------------------
 
     def decide(self, req: Request, staged: Staged) -> Outcome:
+        self._decode_warnings: list[str] = []
         try:
             rt = registry.by_resource(req.group, req.resource)
             if rt is None:
@@ -205,6 +207,7 @@ class CommitterCore:
             return Outcome(req, err.code, status=err.status)
         if outcome.writes:
             staged.request_ids.add(req.id)
+        outcome.warnings = [*self._decode_warnings, *outcome.warnings]
         return outcome
 
     def _replay(self, req: Request, rt: ResourceType, staged: Staged) -> Outcome:
@@ -415,17 +418,32 @@ class CommitterCore:
         manager = str(req.options.get("fieldManager") or "")
         now = rfc3339(self.clock())
         force = bool(req.options.get("force"))
+        subresource = str(req.options.get("subresource") or "")
         if entry is None:
             if patch_type != "apply":
                 raise st.not_found(rt.group, rt.plural, req.name)
             created = self.patcher(
-                rt=rt, current=None, patch=req.patch, patch_type=patch_type, manager=manager, force=force, now=now
+                rt=rt,
+                current=None,
+                patch=req.patch,
+                patch_type=patch_type,
+                manager=manager,
+                force=force,
+                now=now,
+                subresource=subresource,
             )
             created.setdefault("metadata", {}).setdefault("name", req.name)
             return self._create(req, rt, staged, created)
         current_rv, current = entry
         patched = self.patcher(
-            rt=rt, current=_copy(current), patch=req.patch, patch_type=patch_type, manager=manager, force=force, now=now
+            rt=rt,
+            current=_copy(current),
+            patch=req.patch,
+            patch_type=patch_type,
+            manager=manager,
+            force=force,
+            now=now,
+            subresource=subresource,
         )
         meta = patched.setdefault("metadata", {})
         rv = meta.get("resourceVersion")
@@ -435,7 +453,7 @@ class CommitterCore:
         meta.pop("resourceVersion", None)
         patched["apiVersion"], patched["kind"] = rt.api_version, rt.kind
         patched = self._decode(rt, patched, req)
-        status_only = req.options.get("subresource") == "status"
+        status_only = subresource == "status"
         return self._commit_update(req, rt, staged, current_rv, current, patched, status_only=status_only)
 
     # -- delete ---------------------------------------------------------------
@@ -570,14 +588,15 @@ class CommitterCore:
         if self.decoder is None:
             return obj
         validation = str(req.options.get("fieldValidation") or "Strict")
-        decoded, _warnings = self.decoder(rt, obj, field_validation=validation)
+        decoded, warnings = self.decoder(rt, obj, field_validation=validation)
+        self._decode_warnings.extend(warnings)
         return decoded
 
     def _track(
         self, old: Obj | None, new: Obj, req: Request, rt: ResourceType, subresource: str, now: datetime
     ) -> None:
-        if self.tracker is None or req.patch_type == "apply":
-            return
+        if self.tracker is None or req.op == "patch":
+            return  # patches record their manager while they are applied
         manager = str(req.options.get("fieldManager") or "")
         if manager:
             self.tracker(

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 
 from services.api.admission import AdmissionChain
 from services.apiserver.admission_chain import build_admission
+from services.apiserver.committer_hooks import wired_core
 from services.bus import open_bus
 from services.bus.port import Bus
 from services.runtime.client import Client
@@ -45,7 +46,7 @@ class LogHarness:
         bus = open_bus(url)
         await bus.start()
         await bus.ensure_topics(declarations())
-        core = core or CommitterCore(admission=admission or build_admission())
+        core = core or wired_core(admission=admission or build_admission())
         committer = Committer(bus, core)
         task = asyncio.create_task(committer.run(), name="committer")
         harness = cls(bus, committer, task)

@@ -1,0 +1,115 @@
+"""The apiserver service: REST facade, materialized view and (when elected) the committer.
+
+Every apiserver keeps its own view of `objects` (an informer with a snapshot)
+and serves reads from it. Every apiserver also runs a committer candidate; the
+one that owns partition 0 of the `requests` group commits, the others stand by
+and forward writes through `requests` like any other client.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from aiohttp import web
+
+from services.api.admission import AdmissionChain
+from services.api.feature_gates import FeatureGates
+from services.apiserver.admission_chain import build_admission
+from services.apiserver.committer_hooks import wired_core
+from services.apiserver.http.auth import Authenticator
+from services.apiserver.http.server import build_app, start
+from services.apiserver.log_backend import LogBackend
+from services.bus import open_bus
+from services.bus.port import Bus
+from services.runtime.client import Client
+from services.runtime.committer import Committer
+from services.runtime.informer import Informer
+from services.runtime.snapshot import SnapshotStore
+from topics.declarations import declarations
+from topics.envelope import UserInfo
+
+log = logging.getLogger(__name__)
+
+APISERVER_USER = UserInfo("system:apiserver", ("system:masters",))
+
+
+@dataclass
+class ApiserverConfig:
+    bus_url: str
+    data_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 8080
+    authenticator: Authenticator | None = None
+    anonymous: bool = False
+    certfile: str | None = None
+    keyfile: str | None = None
+    max_body_bytes: int = 3 * 1024 * 1024
+    max_watches_per_user: int = 64
+    run_committer: bool = True
+    admission: AdmissionChain | None = None
+    gates: FeatureGates | None = None
+
+
+@dataclass
+class Apiserver:
+    config: ApiserverConfig
+    bus: Bus | None = None
+    informer: Informer | None = None
+    committer: Committer | None = None
+    client: Client | None = None
+    port: int = 0
+    _runner: web.AppRunner | None = None
+    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+
+    async def start(self) -> None:
+        cfg = self.config
+        cfg.data_dir.mkdir(parents=True, exist_ok=True)
+        self.bus = open_bus(cfg.bus_url)
+        await self.bus.start()
+        await self.bus.ensure_topics(declarations())
+        if cfg.run_committer:
+            admission = cfg.admission or build_admission(gates=cfg.gates, anonymous_writes=cfg.anonymous)
+            core = wired_core(admission=admission)
+            self.committer = Committer(self.bus, core, snapshot=SnapshotStore(cfg.data_dir / "committer.db"))
+            self._tasks.append(asyncio.create_task(self.committer.run(), name="committer"))
+        self.informer = Informer(self.bus, snapshot=SnapshotStore(cfg.data_dir / "view.db"), name="apiserver")
+        await self.informer.start()
+        self.client = Client(self.bus, user=APISERVER_USER, informer=self.informer, timeout=30.0)
+        await self.client.start()
+        backend = LogBackend(self.informer, self.client)
+        app = build_app(
+            backend,
+            authenticator=cfg.authenticator,
+            anonymous=cfg.anonymous,
+            max_body_bytes=cfg.max_body_bytes,
+            max_watches_per_user=cfg.max_watches_per_user,
+        )
+        self._runner, self.port = await start(
+            app, host=cfg.host, port=cfg.port, certfile=cfg.certfile, keyfile=cfg.keyfile
+        )
+        log.info("apiserver listening", extra={"host": cfg.host, "port": self.port})
+
+    async def wait_ready(self, timeout: float = 120.0) -> None:
+        """The view has caught up with the log, and (if it runs one) a committer leads somewhere."""
+        assert self.informer is not None
+        await self.informer.wait_synced(timeout)
+
+    async def stop(self) -> None:
+        if self._runner is not None:
+            await self._runner.cleanup()
+        if self.committer is not None:
+            self.committer.stop()
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        if self.client is not None:
+            await self.client.close()
+        if self.informer is not None:
+            await self.informer.stop()
+        if self.bus is not None:
+            await self.bus.close()
