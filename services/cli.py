@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("replay",)
+SUBCOMMANDS = ("apiserver", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,9 +1,13 @@
-"""Arguments and set-up shared by the subcommands: the bus URL, logging, data dirs."""
+"""Arguments and set-up shared by the subcommands: the bus URL, gates, logging, signals."""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
 import os
+import signal
+
+from services.api.feature_gates import FeatureGateError, FeatureGates
 
 DEFAULT_DATA = ".draplane"
 
@@ -19,3 +23,36 @@ def add_bus_argument(parser: argparse.ArgumentParser) -> None:
         help="the log: kafka://host:port[,host:port] or sqlite:///path/to/bus.db "
         "(default: $DRAPLANE_BUS, else sqlite:///<data>/bus.db)",
     )
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--feature-gates",
+        default="",
+        help="kube's syntax, e.g. DynamicResourceAllocation=true,DRAControlPlaneController=false",
+    )
+    parser.add_argument("--log-level", default=os.environ.get("DRAPLANE_LOG_LEVEL", "INFO"))
+    parser.add_argument("--plain-logs", action="store_true", help="human-readable logs instead of JSON")
+
+
+def parse_gates(value: str) -> FeatureGates:
+    try:
+        return FeatureGates.parse(value)
+    except FeatureGateError as exc:
+        raise SystemExit(f"invalid argument {value!r} for \"--feature-gates\" flag: {exc}") from None
+
+
+def parse_listen(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise SystemExit(f"--listen must be HOST:PORT, got {value!r}")
+    return host or "127.0.0.1", int(port)
+
+
+async def run_until_signalled() -> None:
+    """Block until SIGINT or SIGTERM."""
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()

@@ -367,8 +367,6 @@ class CommitterCore:
                     new["status"] = current["status"]
                 else:
                     new.pop("status", None)
-            if (rt.group, rt.plural) in HAS_GENERATION and _spec_of(new) != _spec_of(current):
-                meta["generation"] = int(cur_meta.get("generation") or 0) + 1
             if cur_meta.get("deletionTimestamp"):
                 added = [f for f in meta.get("finalizers") or [] if f not in (cur_meta.get("finalizers") or [])]
                 if added:
@@ -400,6 +398,8 @@ class CommitterCore:
         self.admission.admit(attrs, staged)
         new = attrs.new or new
         new["metadata"].pop("resourceVersion", None)
+        if not status_only and (rt.group, rt.plural) in HAS_GENERATION and _spec_of(new) != _spec_of(current):
+            new["metadata"]["generation"] = int(cur_meta.get("generation") or 0) + 1
         if _same_object(new, current):
             return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
         self._track(current, new, req, rt, subresource, self.clock())

@@ -1,0 +1,70 @@
+"""`draplane apiserver`: the REST facade, its view of the log and a committer candidate."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from services.apiserver.http.auth import TokenAuthenticator
+from services.apiserver.service import Apiserver, ApiserverConfig
+from services.cmd.common import (
+    DEFAULT_DATA,
+    add_bus_argument,
+    add_common_arguments,
+    default_bus,
+    parse_gates,
+    parse_listen,
+    run_until_signalled,
+)
+from services.runtime.logs import setup_logging
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("apiserver", help="run the apiserver (REST facade and committer candidate)")
+    add_bus_argument(p)
+    add_common_arguments(p)
+    p.add_argument("--data", default=DEFAULT_DATA, help="directory for the view and committer snapshots")
+    p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT to serve the API on")
+    p.add_argument("--token-auth-file", help="bearer tokens, in kube-apiserver's CSV format")
+    p.add_argument("--anonymous", action="store_true", help="allow unauthenticated requests with full rights (demo)")
+    p.add_argument("--tls-cert-file", help="serve HTTPS with this certificate")
+    p.add_argument("--tls-private-key-file", help="the certificate's key")
+    p.add_argument("--max-request-bytes", type=int, default=3 * 1024 * 1024, help="request body limit (413 above)")
+    p.add_argument("--no-committer", action="store_true", help="serve reads only; never take the committer role")
+    p.set_defaults(run=run)
+
+
+def config_from(args: argparse.Namespace) -> ApiserverConfig:
+    host, port = parse_listen(args.listen)
+    return ApiserverConfig(
+        bus_url=args.bus or default_bus(args.data),
+        data_dir=Path(args.data) / "apiserver",
+        host=host,
+        port=port,
+        authenticator=TokenAuthenticator.from_file(args.token_auth_file) if args.token_auth_file else None,
+        anonymous=args.anonymous,
+        certfile=args.tls_cert_file,
+        keyfile=args.tls_private_key_file,
+        max_body_bytes=args.max_request_bytes,
+        run_committer=not args.no_committer,
+        gates=parse_gates(args.feature_gates),
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging("apiserver", level=args.log_level, json=not args.plain_logs)
+    config = config_from(args)
+
+    async def main() -> None:
+        server = Apiserver(config)
+        await server.start()
+        try:
+            await server.wait_ready()
+            print(f"apiserver ready on {server.port}", flush=True)
+            await run_until_signalled()
+        finally:
+            await server.stop()
+
+    asyncio.run(main())
+    return 0
