@@ -20,6 +20,7 @@ import orjson
 from services.api import status as st
 from services.api.registry import ResourceType
 from services.apiserver.backend import ListResult, ObjectFilter, WatchEvent, WriteResult
+from services.apiserver.events_writer import EventsWriter
 from services.apiserver.watch_cache import WatchCache
 from services.runtime.client import Client
 from services.runtime.informer import Informer
@@ -36,20 +37,31 @@ class LogBackend:
         client: Client,
         *,
         watch_cache: WatchCache | None = None,
+        events: tuple[Informer, EventsWriter] | None = None,
         bookmark_interval: float = 5.0,
     ) -> None:
         self.informer = informer
         self.client = client
         self.cache = watch_cache or WatchCache(informer)
+        self.events_informer, self.events_writer = events if events is not None else (None, None)
+        self.events_cache = WatchCache(self.events_informer) if self.events_informer is not None else None
         self.bookmark_interval = bookmark_interval
+
+    def _view(self, rt: ResourceType) -> tuple[Informer, WatchCache]:
+        """Events are served from the `events` topic; everything else from `objects`."""
+        if (rt.group, rt.plural) == ("", "events") and self.events_informer is not None:
+            assert self.events_cache is not None
+            return self.events_informer, self.events_cache
+        return self.informer, self.cache
 
     # -- reads ------------------------------------------------------------------
 
-    def current_rv(self) -> str:
-        return str(max(self.informer.position - 1, 0))
+    def current_rv(self, rt: ResourceType | None = None) -> str:
+        informer = self._view(rt)[0] if rt is not None else self.informer
+        return str(max(informer.position - 1, 0))
 
     async def get(self, rt: ResourceType, namespace: str, name: str) -> Obj:
-        obj = self.informer.store(rt.group, rt.plural).get(namespace if rt.namespaced else "", name)
+        obj = self._view(rt)[0].store(rt.group, rt.plural).get(namespace if rt.namespaced else "", name)
         if obj is None:
             raise st.not_found(rt.group, rt.plural, name)
         return obj
@@ -64,11 +76,11 @@ class LogBackend:
         continue_token: str | None = None,
         resource_version: str | None = None,
     ) -> ListResult:
-        rv = self.current_rv()
+        rv = self.current_rv(rt)
         start_after = ""
         if continue_token:
             rv, start_after = _decode_continue(continue_token)
-        items = self.informer.store(rt.group, rt.plural).list(namespace if rt.namespaced else None)
+        items = self._view(rt)[0].store(rt.group, rt.plural).list(namespace if rt.namespaced else None)
         keyed = sorted(((_sort_key(o), o) for o in items), key=lambda kv: kv[0])
         selected = [(k, o) for k, o in keyed if k > start_after and (match is None or match(o))]
         if limit and len(selected) > limit:
@@ -88,12 +100,13 @@ class LogBackend:
         send_initial_events: bool = False,
     ) -> AsyncIterator[WatchEvent]:
         ns = namespace if rt.namespaced else None
-        watcher = self.cache.register(rt.group, rt.plural, ns, match)
+        informer, cache = self._view(rt)
+        watcher = cache.register(rt.group, rt.plural, ns, match)
         try:
             last = -1
             if resource_version in (None, "", "0") or send_initial_events:
-                position = self.informer.position
-                store = self.informer.store(rt.group, rt.plural)
+                position = informer.position
+                store = informer.store(rt.group, rt.plural)
                 for obj in sorted(store.list(ns), key=_sort_key):
                     if match is None or match(obj):
                         yield WatchEvent("ADDED", obj)
@@ -105,7 +118,7 @@ class LogBackend:
                     since = int(resource_version)
                 except ValueError:
                     raise st.bad_request(f"invalid resource version: {resource_version!r}") from None
-                for change in self.cache.since(watcher, since):
+                for change in cache.since(watcher, since):
                     event = watcher.translate(change)
                     last = change.offset
                     if event is not None:
@@ -116,7 +129,7 @@ class LogBackend:
                     change = await asyncio.wait_for(watcher.queue.get(), self.bookmark_interval)
                 except TimeoutError:
                     if bookmarks:
-                        yield self._bookmark(rt, self.current_rv())
+                        yield self._bookmark(rt, self.current_rv(rt))
                     continue
                 if change.offset <= last:
                     continue
@@ -125,7 +138,7 @@ class LogBackend:
                 if event is not None:
                     yield WatchEvent(event[0], event[1])  # type: ignore[arg-type]
         finally:
-            self.cache.unregister(watcher)
+            cache.unregister(watcher)
 
     @staticmethod
     def _bookmark(rt: ResourceType, rv: str, *, initial_end: bool = False) -> WatchEvent:
@@ -137,6 +150,8 @@ class LogBackend:
     # -- writes -----------------------------------------------------------------
 
     async def write(self, request: Request) -> WriteResult:
+        if (request.group, request.resource) == ("", "events") and self.events_writer is not None:
+            return await self.events_writer.write(request)
         request = dataclasses.replace(request, reply_to=self.client.requester_id)
         reply = await self.client.submit(request)
         if reply.code >= 400:

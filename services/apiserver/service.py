@@ -20,6 +20,7 @@ from services.api.admission import AdmissionChain
 from services.api.feature_gates import FeatureGates
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
+from services.apiserver.events_writer import EventsWriter
 from services.apiserver.http.auth import Authenticator
 from services.apiserver.http.server import build_app, start
 from services.apiserver.log_backend import LogBackend
@@ -29,7 +30,7 @@ from services.runtime.client import Client
 from services.runtime.committer import Committer
 from services.runtime.informer import Informer
 from services.runtime.snapshot import SnapshotStore
-from topics.declarations import declarations
+from topics.declarations import EVENTS, declarations
 from topics.envelope import UserInfo
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,8 @@ class Apiserver:
     informer: Informer | None = None
     committer: Committer | None = None
     client: Client | None = None
+    events_informer: Informer | None = None
+    events_writer: EventsWriter | None = None
     port: int = 0
     _runner: web.AppRunner | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
@@ -77,10 +80,17 @@ class Apiserver:
             self.committer = Committer(self.bus, core, snapshot=SnapshotStore(cfg.data_dir / "committer.db"))
             self._tasks.append(asyncio.create_task(self.committer.run(), name="committer"))
         self.informer = Informer(self.bus, snapshot=SnapshotStore(cfg.data_dir / "view.db"), name="apiserver")
+        self.events_informer = Informer(self.bus, name="apiserver-events", topic=EVENTS)
+        admission = cfg.admission or build_admission(gates=cfg.gates, anonymous_writes=cfg.anonymous)
+        self.events_writer = EventsWriter(
+            self.bus, wired_core(admission=admission), events=self.events_informer, objects=self.informer
+        )
         await self.informer.start()
+        await self.events_informer.start()
+        await self.events_writer.start()
         self.client = Client(self.bus, user=APISERVER_USER, informer=self.informer, timeout=30.0)
         await self.client.start()
-        backend = LogBackend(self.informer, self.client)
+        backend = LogBackend(self.informer, self.client, events=(self.events_informer, self.events_writer))
         app = build_app(
             backend,
             authenticator=cfg.authenticator,
@@ -95,8 +105,10 @@ class Apiserver:
 
     async def wait_ready(self, timeout: float = 120.0) -> None:
         """The view has caught up with the log, and (if it runs one) a committer leads somewhere."""
-        assert self.informer is not None
+        assert self.informer is not None and self.events_informer is not None and self.events_writer is not None
         await self.informer.wait_synced(timeout)
+        await self.events_informer.wait_synced(timeout)
+        self.events_writer.seed(self.informer)
 
     async def stop(self) -> None:
         if self._runner is not None:
@@ -109,7 +121,10 @@ class Apiserver:
                 await task
         if self.client is not None:
             await self.client.close()
-        if self.informer is not None:
-            await self.informer.stop()
+        if self.events_writer is not None:
+            await self.events_writer.close()
+        for informer in (self.events_informer, self.informer):
+            if informer is not None:
+                await informer.stop()
         if self.bus is not None:
             await self.bus.close()

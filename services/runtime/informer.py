@@ -1,4 +1,4 @@
-"""Informers: client-go's model over the `objects` log.
+"""Informers: client-go's model over the `objects` log (or the `events` log).
 
 One `Informer` consumes `objects` once per process and keeps an indexed
 in-memory `Store` per resource. Handlers see every change of a key in log
@@ -145,9 +145,11 @@ class Informer:
         snapshot: SnapshotStore | None = None,
         snapshot_interval: float = 5.0,
         name: str = "informer",
+        topic: str = OBJECTS,
     ) -> None:
         self.bus = bus
         self.name = name
+        self.topic = topic
         self._snapshot = snapshot
         self._snapshot_interval = snapshot_interval
         self._stores: dict[tuple[str, str], Store] = {}
@@ -190,12 +192,12 @@ class Informer:
                     obj["metadata"]["resourceVersion"] = str(offset)
                     self.store(group, resource)._put((namespace, name), obj)
                 start = snap.offset
-        consumer = await self.bus.consumer(OBJECTS, start=start)
+        consumer = await self.bus.consumer(self.topic, start=start)
         self.position = self.start_offset = consumer.position()
-        end = await self.bus.end_offset(OBJECTS)
+        end = await self.bus.end_offset(self.topic)
         if self.position >= end:
             self.synced.set()
-        self._task = asyncio.create_task(self._run(consumer, end), name=f"{self.name}-objects")
+        self._task = asyncio.create_task(self._run(consumer, end), name=f"{self.name}-{self.topic}")
 
     async def stop(self) -> None:
         if self._task is not None:
