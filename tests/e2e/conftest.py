@@ -33,6 +33,7 @@ class Stack:
     kubeconfig: Path
     kubectl: Kubectl
     ca_cert: Path
+    token: str
 
 
 @pytest_asyncio.fixture(
@@ -68,6 +69,6 @@ async def stack(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPat
         await asyncio.wait_for(server.committer.is_leader.wait(), 60)
         url = f"https://127.0.0.1:{server.port}"
         kubeconfig = write_kubeconfig(root / "kubeconfig", url, token=ADMIN_TOKEN, ca_file=cert)
-        yield Stack(request.param, server, url, kubeconfig, Kubectl(kubeconfig), cert)
+        yield Stack(request.param, server, url, kubeconfig, Kubectl(kubeconfig), cert, ADMIN_TOKEN)
     finally:
         await server.stop()
