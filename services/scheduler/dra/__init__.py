@@ -1,0 +1,1 @@
+"""Helpers of the DynamicResources plugin: claim lookup, the claim assume cache, PodSchedulingContext."""

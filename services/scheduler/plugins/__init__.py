@@ -1,0 +1,1 @@
+"""The in-tree scheduler plugins draplane implements, each in kube-scheduler's semantics."""

@@ -1,0 +1,764 @@
+"""DynamicResources: makes sure a pod's ResourceClaims are allocated and reserved (kube 1.31).
+
+Structured parameters: the scheduler allocates devices itself — PreFilter
+prepares an allocator over the pod's unallocated claims, Filter tries it per
+node, Reserve keeps the chosen node's allocation *in flight* (so no other pod
+can take those devices), PreBind writes finalizer, allocation and
+``reservedFor`` with retries on conflict, and the claim is then *assumed*
+until the informer catches up.
+
+Classic DRA (``spec.controller``, behind DRAControlPlaneController): the
+scheduler negotiates through the pod's PodSchedulingContext — potential nodes
+in PreScore, the selected node in Reserve — and the driver allocates. With the
+gate off such a claim makes the pod UnschedulableAndUnresolvable with
+``resourceclaim depends on disabled DRAControlPlaneController feature`` and no
+PodSchedulingContext is ever read or written.
+
+Queueing: PreEnqueue keeps pods whose claims do not exist yet out of the
+queue; the hints requeue a pod only for changes that can help it, in the
+decision order of kube's isSchedulableAfterClaimChange,
+isSchedulableAfterPodSchedulingContextChange and isSchedulableAfterPodChange.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from services.api.status import StatusError
+from services.scheduler.allocator import AllocationError, Allocator, Features, SelectorCache
+from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
+from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
+from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.resourceclaim import (
+    FINALIZER,
+    POD_SCHEDULING_NODE_LIST_MAX_SIZE,
+    ClaimLookupError,
+    allocation,
+    can_be_reserved,
+    check_is_for_pod,
+    claim_key,
+    claim_name,
+    is_reserved_for_pod,
+)
+from services.scheduler.dra.scheduling_context import PodSchedulingState, SchedulingContextError, status_for_claim
+from services.scheduler.framework import (
+    ClusterEventWithHint,
+    CycleState,
+    NodeToStatus,
+    Obj,
+    Pod,
+    PostFilterResult,
+    QueueingHint,
+    StateNotFoundError,
+)
+from services.scheduler.node_info import NodeInfo
+from services.scheduler.node_selectors import NodeSelector, SelectorParseError
+from services.scheduler.plugins import names
+from services.scheduler.plugins._objects import expect_kind, meta, spec, status, uid
+from services.scheduler.status import Code, Status, as_status, new_status
+
+log = logging.getLogger(__name__)
+
+STATE_KEY = names.DYNAMIC_RESOURCES
+DECISION_KEY = "decision/" + names.DYNAMIC_RESOURCES
+
+MSG_CONTROL_PLANE_DISABLED = "resourceclaim depends on disabled DRAControlPlaneController feature"
+MSG_MUST_BE_REALLOCATED = "resourceclaim must be reallocated"
+MSG_IN_USE = "resourceclaim in use"
+MSG_NO_CLAIMS_TO_DEALLOCATE = "no new claims to deallocate"
+MSG_DEALLOCATION_COMPLETED = "deallocation of ResourceClaim completed"
+MSG_STILL_NOT_SCHEDULABLE = "still not schedulable"
+MSG_CANNOT_ALLOCATE_ALL = "cannot allocate all claims"
+MSG_NOT_AVAILABLE = "resourceclaim not available on the node"
+MSG_CLASS_NODE_FILTER = "excluded by device class node filter"
+MSG_UNSUITABLE = "resourceclaim cannot be allocated for the node (unsuitable)"
+MSG_WAITING_FOR_DRIVER_INFO = "waiting for resource driver to provide information"
+MSG_WAITING_FOR_DRIVER = "waiting for resource driver"
+
+_NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
+
+# client-go's retry.DefaultRetry: 5 steps, 10 ms apart.
+DEFAULT_CONFLICT_RETRY_DELAYS: tuple[float, ...] = (0.01, 0.01, 0.01, 0.01)
+
+
+def unschedulable(reason: str) -> Status:
+    """kube's statusUnschedulable: always UnschedulableAndUnresolvable."""
+    return new_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, reason)
+
+
+def _kobj(obj: Mapping[str, Any]) -> str:
+    return claim_key(obj) if meta(obj).get("namespace") else str(meta(obj).get("name", ""))
+
+
+@dataclass(slots=True)
+class ClaimInfo:
+    """Per-claim information gathered in PreFilter and Reserve."""
+
+    available_on_nodes: dict[str, NodeSelector] | None = None  # "" for an allocated claim, else class names
+    scheduling_status: Mapping[str, Any] | None = None  # driver's PodSchedulingContext status of a classic claim
+    structured: bool = False
+    allocation: dict[str, Any] | None = None  # set by Reserve, written by PreBind
+
+
+@dataclass(slots=True)
+class StateData:
+    claims: list[Mapping[str, Any]] = field(default_factory=list)
+    pod_claim_names: list[str] = field(default_factory=list)  # pod.spec.resourceClaims[].name per claim
+    infos: list[ClaimInfo] = field(default_factory=list)
+    scheduling: PodSchedulingState = field(default_factory=PodSchedulingState)
+    allocator: Allocator | None = None
+    claims_to_allocate: list[Mapping[str, Any]] = field(default_factory=list)
+    unavailable_claims: set[int] = field(default_factory=set)
+    node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    pre_scored: bool = False
+
+
+class DynamicResources:
+    """The DynamicResources plugin; one instance per scheduler, shared by all cycles."""
+
+    name = names.DYNAMIC_RESOURCES
+
+    def __init__(
+        self,
+        *,
+        client: APIClient,
+        classes: Lister,
+        slices: Lister,
+        claims: ClaimAssumeCache | None = None,
+        scheduling_contexts: Lister | None = None,
+        enabled: bool = True,
+        control_plane_controller: bool = False,
+        features: Features | None = None,
+        selector_cache: SelectorCache | None = None,
+        conflict_retry_delays: Sequence[float] = DEFAULT_CONFLICT_RETRY_DELAYS,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``)."""
+        self.enabled = enabled
+        self.control_plane_controller = control_plane_controller
+        self.client = client
+        self.classes = classes
+        self.slices = slices
+        self.claims = claims if claims is not None else ClaimAssumeCache()
+        self.scheduling_contexts = scheduling_contexts if control_plane_controller else None
+        self.features = features or Features()
+        self.selector_cache = selector_cache or SelectorCache()
+        self._retry_delays = tuple(conflict_retry_delays)
+        self._sleep = sleep
+
+    # ------------------------------------------------------------ informers
+
+    def observe(self, resource: str, old: Obj | None, new: Obj | None) -> None:
+        """Feed one informer change (SchedulerCore calls this before the queue sees the event).
+
+        ResourceClaims go to the assume cache; DeviceClasses, ResourceSlices and
+        PodSchedulingContexts go to the listers when those accept changes (an
+        ``ObjectStore``), and are ignored when the listers read elsewhere.
+        """
+        if resource == Resource.RESOURCE_CLAIM:
+            self.claims.observe(old, new)
+            return
+        lister: Any = {
+            Resource.DEVICE_CLASS: self.classes,
+            Resource.RESOURCE_SLICE: self.slices,
+            Resource.POD_SCHEDULING_CONTEXT: self.scheduling_contexts,
+        }.get(resource)
+        observe = getattr(lister, "observe", None)
+        if callable(observe):
+            observe(old, new)
+
+    # -------------------------------------------------------------- events
+
+    def events_to_register(self) -> list[ClusterEventWithHint]:
+        if not self.enabled:
+            return []
+        events = [
+            # Allocation is tracked in ResourceClaims, so any changes may make the pods schedulable.
+            ClusterEventWithHint(
+                ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                self.is_schedulable_after_claim_change,
+            ),
+            # Adding the ResourceClaim name to the pod status makes pods waiting for their claim schedulable.
+            ClusterEventWithHint(
+                ClusterEvent(Resource.POD, ActionType.UPDATE_POD_GENERATED_RESOURCE_CLAIM),
+                self.is_schedulable_after_pod_change,
+            ),
+            # A resource might depend on node labels for topology filtering.
+            ClusterEventWithHint(ClusterEvent(Resource.NODE, _NODE_ACTIONS)),
+            # A pod might be waiting for a class to get created or modified.
+            ClusterEventWithHint(ClusterEvent(Resource.DEVICE_CLASS, ActionType.ADD | ActionType.UPDATE)),
+            # New or updated slices might have made devices available.
+            ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
+        ]
+        if self.scheduling_contexts is not None:
+            # A driver that provided information may make a waiting pod schedulable.
+            events.append(
+                ClusterEventWithHint(
+                    ClusterEvent(Resource.POD_SCHEDULING_CONTEXT, ActionType.ADD | ActionType.UPDATE),
+                    self.is_schedulable_after_pod_scheduling_context_change,
+                )
+            )
+        return events
+
+    # ---------------------------------------------------------- claim lookup
+
+    def foreach_pod_resource_claim(
+        self, pod: Pod, callback: Callable[[str, Mapping[str, Any]], None] | None = None
+    ) -> None:
+        """Check that each claim of the pod exists (and is its own); raise ClaimLookupError if not."""
+        namespace = str(meta(pod).get("namespace", ""))
+        for pod_claim in spec(pod).get("resourceClaims") or ():
+            name, must_check_owner = claim_name(pod, pod_claim)
+            if name is None:
+                continue  # no claim was needed
+            claim = self.claims.get(namespace, name)
+            if claim is None:
+                raise ClaimLookupError(f'could not find ResourceClaim "{namespace}/{name}"')
+            if meta(claim).get("deletionTimestamp"):
+                raise ClaimLookupError(f'resourceclaim "{meta(claim).get("name", "")}" is being deleted')
+            if must_check_owner:
+                check_is_for_pod(pod, claim)
+            if callback is not None:
+                callback(str(pod_claim.get("name", "")), claim)
+
+    def pre_enqueue(self, pod: Pod) -> Status | None:
+        if not self.enabled:
+            return None
+        try:
+            self.foreach_pod_resource_claim(pod)
+        except ClaimLookupError as err:
+            return unschedulable(str(err))
+        return None
+
+    # ---------------------------------------------------------------- hints
+
+    def is_schedulable_after_claim_change(self, pod: Pod, old: Obj | None, new: Obj | None) -> QueueingHint:
+        expect_kind(old, "ResourceClaim")
+        expect_kind(new, "ResourceClaim")
+        if new is None:
+            return QueueingHint.QUEUE_SKIP  # deletes are not registered; nothing to gain from one
+        modified_uid = uid(new)
+        uses_claim = False
+
+        def check(_: str, claim: Mapping[str, Any]) -> None:
+            nonlocal uses_claim
+            if uid(claim) == modified_uid:
+                uses_claim = True
+
+        try:
+            self.foreach_pod_resource_claim(pod, check)
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        old_alloc = allocation(old) if old is not None else None
+        if old_alloc is not None and not old_alloc.get("controller") and allocation(new) is None:
+            # A structured claim was deallocated: devices may have become free for this pod.
+            return QueueingHint.QUEUE
+        if not uses_claim:
+            return QueueingHint.QUEUE_SKIP
+        if old is None:
+            return QueueingHint.QUEUE
+        if (old.get("status") or {}) == (new.get("status") or {}):
+            return QueueingHint.QUEUE_SKIP  # e.g. only the finalizer was added
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_scheduling_context_change(
+        self, pod: Pod, old: Obj | None, new: Obj | None
+    ) -> QueueingHint:
+        if old is not None and new is None:
+            return QueueingHint.QUEUE_SKIP  # deleted, possibly by us
+        expect_kind(old, "PodSchedulingContext")
+        expect_kind(new, "PodSchedulingContext")
+        assert new is not None
+        if meta(new).get("name") != meta(pod).get("name") or meta(new).get("namespace") != meta(pod).get("namespace"):
+            return QueueingHint.QUEUE_SKIP
+        pending = 0
+
+        def count(pod_claim_name: str, claim: Mapping[str, Any]) -> None:
+            nonlocal pending
+            if allocation(claim) is None and status_for_claim(new, pod_claim_name) is None:
+                pending += 1
+
+        try:
+            self.foreach_pod_resource_claim(pod, count)
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        if pending > 0:
+            return QueueingHint.QUEUE_SKIP  # wait until all drivers replied
+        new_claims = (new.get("status") or {}).get("resourceClaims") or []
+        if old is None or len((old.get("status") or {}).get("resourceClaims") or []) < len(new_claims):
+            return QueueingHint.QUEUE
+        selected = spec(new).get("selectedNode") or ""
+        if selected:
+            for claim_status in new_claims:
+                if selected in (claim_status.get("unsuitableNodes") or ()):
+                    return QueueingHint.QUEUE
+        if (old.get("spec") or {}) != (new.get("spec") or {}) and (old.get("status") or {}) == (
+            new.get("status") or {}
+        ):
+            return QueueingHint.QUEUE_SKIP  # only the scheduler's own spec changes
+        return QueueingHint.QUEUE
+
+    def is_schedulable_after_pod_change(self, pod: Pod, old: Obj | None, new: Obj | None) -> QueueingHint:
+        expect_kind(new, "Pod")
+        if new is None:
+            raise TypeError("unexpected nil object in isSchedulableAfterPodChange")
+        if uid(pod) != uid(new):
+            return QueueingHint.QUEUE_SKIP
+        try:
+            self.foreach_pod_resource_claim(new)
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        return QueueingHint.QUEUE
+
+    # ------------------------------------------------------------ PreFilter
+
+    def pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[None, Status | None]:
+        if not self.enabled:
+            return None, new_status(Code.SKIP)
+        s = StateData()
+        state.write(STATE_KEY, s)
+
+        claims: list[Mapping[str, Any]] = []
+        pod_claim_names: list[str] = []
+
+        def collect(pod_claim_name: str, claim: Mapping[str, Any]) -> None:
+            claims.append(claim)
+            pod_claim_names.append(pod_claim_name)
+
+        try:
+            self.foreach_pod_resource_claim(pod, collect)
+        except ClaimLookupError as err:
+            return None, unschedulable(str(err))
+        if not claims:
+            return None, new_status(Code.SKIP)
+
+        try:
+            s.scheduling.init(pod, self.scheduling_contexts)
+        except SchedulingContextError as err:
+            return None, as_status(err)
+
+        s.infos = [ClaimInfo() for _ in claims]
+        to_allocate: list[Mapping[str, Any]] = []
+        for index, claim in enumerate(claims):
+            claim_spec = spec(claim)
+            claim_status = status(claim)
+            info = s.infos[index]
+            if claim_spec.get("controller") and not self.control_plane_controller:
+                # Stays unschedulable until the gate is on or the claim is replaced (a cluster event).
+                return None, unschedulable(MSG_CONTROL_PLANE_DISABLED)
+            if claim_status.get("deallocationRequested"):
+                return None, unschedulable(MSG_MUST_BE_REALLOCATED)
+            alloc = allocation(claim)
+            if alloc is not None and not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
+                return None, unschedulable(MSG_IN_USE)
+            if alloc is not None:
+                info.structured = not alloc.get("controller")
+                if alloc.get("nodeSelector") is not None:
+                    try:
+                        info.available_on_nodes = {"": NodeSelector.parse(alloc["nodeSelector"])}
+                    except SelectorParseError as err:
+                        return None, as_status(err)
+                continue
+            structured = not claim_spec.get("controller")
+            info.structured = structured
+            if structured:
+                to_allocate.append(claim)
+                if self.claims.has_in_flight(uid(claim)):
+                    return None, unschedulable(f"resource claim {_kobj(claim)} is in the process of being allocated")
+            else:
+                info.scheduling_status = status_for_claim(s.scheduling.scheduling_ctx, pod_claim_names[index])
+            for request in (claim_spec.get("devices") or {}).get("requests") or ():
+                request_name = request.get("name", "")
+                class_name = request.get("deviceClassName") or ""
+                if not class_name:
+                    return None, as_status(ValueError(f"request {request_name}: unsupported request type"))
+                device_class = self.classes.get(class_name)
+                if device_class is None:
+                    # Unschedulable until the class appears: its Add event wakes the pod, no retries.
+                    return None, unschedulable(f"request {request_name}: device class {class_name} does not exist")
+                suitable = spec(device_class).get("suitableNodes")
+                if suitable is not None and not structured:
+                    try:
+                        selector = NodeSelector.parse(suitable)
+                    except SelectorParseError as err:
+                        return None, as_status(err)
+                    if info.available_on_nodes is None:
+                        info.available_on_nodes = {}
+                    info.available_on_nodes[class_name] = selector
+
+        if to_allocate:
+            s.allocator = Allocator(
+                to_allocate,
+                self.claims.allocated_devices(),
+                {str(meta(c).get("name", "")): c for c in self.classes.list()},
+                self.slices.list(),
+                features=self.features,
+                cache=self.selector_cache,
+            )
+            s.claims_to_allocate = to_allocate
+        s.claims = claims
+        s.pod_claim_names = pod_claim_names
+        return None, None
+
+    # --------------------------------------------------------------- Filter
+
+    @staticmethod
+    def _state(state: CycleState) -> StateData:
+        data = state.read(STATE_KEY)
+        if not isinstance(data, StateData):
+            raise TypeError("unable to convert state into stateData")
+        return data
+
+    def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        if not self.enabled:
+            return None
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return as_status(err)
+        if not s.claims:
+            return None
+        node = node_info.node
+        assert node is not None
+        unavailable: list[int] = []
+        for index, claim in enumerate(s.claims):
+            info = s.infos[index]
+            if allocation(claim) is not None:
+                for selector in (info.available_on_nodes or {}).values():
+                    if not selector.matches(node):
+                        unavailable.append(index)
+                        break
+                continue
+            if status(claim).get("deallocationRequested"):
+                return unschedulable(MSG_MUST_BE_REALLOCATED)
+            for selector in (info.available_on_nodes or {}).values():
+                if not selector.matches(node):
+                    return unschedulable(MSG_CLASS_NODE_FILTER)
+            if info.scheduling_status is not None and node_info.name in (
+                info.scheduling_status.get("unsuitableNodes") or ()
+            ):
+                return unschedulable(MSG_UNSUITABLE)
+
+        allocations: list[dict[str, Any]] | None = None
+        if s.allocator is not None:
+            try:
+                allocations = s.allocator.allocate(node)
+            except AllocationError as err:
+                # Something is wrong with the claim or class: abort this attempt, retry with backoff.
+                return as_status(err)
+            if allocations is None or len(allocations) != len(s.claims_to_allocate):
+                return unschedulable(MSG_CANNOT_ALLOCATE_ALL)
+
+        if unavailable:
+            s.unavailable_claims.update(unavailable)
+            return unschedulable(MSG_NOT_AVAILABLE)
+        if allocations is not None:
+            s.node_allocations[node_info.name] = allocations
+        return None
+
+    # ----------------------------------------------------------- PostFilter
+
+    async def post_filter(
+        self, state: CycleState, pod: Pod, statuses: NodeToStatus, num_all_nodes: int
+    ) -> tuple[PostFilterResult | None, Status | None]:
+        if not self.enabled:
+            return None, new_status(Code.UNSCHEDULABLE, "plugin disabled")
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return None, as_status(err)
+        if not s.claims:
+            return None, new_status(Code.UNSCHEDULABLE, MSG_NO_CLAIMS_TO_DEALLOCATE)
+        for index in sorted(s.unavailable_claims):
+            claim = s.claims[index]
+            reserved = (status(claim).get("reservedFor") or [])
+            if len(reserved) == 0 or (len(reserved) == 1 and reserved[0].get("uid") == uid(pod)):
+                structured = s.infos[index].structured
+                ctx = s.scheduling.scheduling_ctx
+                if not structured and ctx is not None and (ctx.get("spec") or {}).get("selectedNode"):
+                    # Stop asking the driver to allocate before asking it to deallocate.
+                    s.scheduling.selected_node = ""
+                    try:
+                        await s.scheduling.publish(pod, self.client)
+                    except StatusError as err:
+                        return None, as_status(err)
+                updated = copy.deepcopy(dict(claim))
+                new_status_obj = dict(updated.get("status") or {})
+                new_status_obj.pop("reservedFor", None)
+                if structured:
+                    new_status_obj.pop("allocation", None)
+                else:
+                    new_status_obj["deallocationRequested"] = True
+                updated["status"] = new_status_obj
+                try:
+                    await self.client.update_status(RESOURCE_CLAIMS, updated)
+                except StatusError as err:
+                    return None, as_status(err)
+                return None, new_status(Code.UNSCHEDULABLE, MSG_DEALLOCATION_COMPLETED)
+        return None, new_status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
+
+    # ------------------------------------------------------------- PreScore
+
+    def pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        if not self.enabled:
+            return None
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return as_status(err)
+        s.pre_scored = True
+        if not s.claims:
+            return None
+        pending = any(
+            allocation(claim) is None and not s.infos[i].structured for i, claim in enumerate(s.claims)
+        )
+        if not pending:
+            return None
+        node_names = [info.name for info in nodes]
+        existing = s.scheduling.spec().get("potentialNodes") or []
+        if s.scheduling.scheduling_ctx is not None and all(n in existing for n in node_names):
+            return None
+        if len(node_names) > POD_SCHEDULING_NODE_LIST_MAX_SIZE:
+            # kube picks a random subset; a deterministic one keeps attempts reproducible.
+            node_names = sorted(node_names)[:POD_SCHEDULING_NODE_LIST_MAX_SIZE]
+        s.scheduling.potential_nodes = sorted(node_names)
+        return None
+
+    # -------------------------------------------------------------- Reserve
+
+    def reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.enabled:
+            return None
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return as_status(err)
+        if not s.claims:
+            return None
+
+        delayed_pending = with_status_info = with_allocator = 0
+        for index, claim in enumerate(s.claims):
+            if allocation(claim) is not None:
+                continue  # reserved for real in PreBind
+            if s.infos[index].structured:
+                with_allocator += 1
+                continue
+            delayed_pending += 1
+            if status_for_claim(s.scheduling.scheduling_ctx, s.pod_claim_names[index]) is not None:
+                with_status_info += 1
+        if delayed_pending == 0 and with_allocator == 0:
+            return None
+
+        if not s.pre_scored and delayed_pending > 0:
+            # Only one node passed Filter, so PreScore did not run: ask about that node.
+            potential = s.scheduling.spec().get("potentialNodes") or []
+            if s.scheduling.scheduling_ctx is None or node_name not in potential:
+                s.scheduling.potential_nodes = [node_name]
+
+        if s.allocator is not None:
+            allocations = s.node_allocations.get(node_name)
+            if allocations is None:
+                return as_status(RuntimeError("claim allocation not found for node"))
+            if len(allocations) != len(s.claims_to_allocate) or len(allocations) != with_allocator:
+                return as_status(
+                    RuntimeError(
+                        f"internal error, have {len(allocations)} allocations, {len(s.claims_to_allocate)} claims "
+                        f"to allocate, want {with_allocator} claims"
+                    )
+                )
+            published: dict[str, Any] = {}
+            for claim, alloc in zip(s.claims_to_allocate, allocations, strict=True):
+                index = next(i for i, c in enumerate(s.claims) if c is claim)
+                s.infos[index].allocation = alloc
+                in_flight = copy.deepcopy(dict(claim))
+                finalizers = list(meta(in_flight).get("finalizers") or [])
+                if FINALIZER not in finalizers:
+                    finalizers.append(FINALIZER)
+                in_flight["metadata"] = {**in_flight.get("metadata", {}), "finalizers": finalizers}
+                in_flight["status"] = {**(in_flight.get("status") or {}), "allocation": alloc}
+                self.claims.add_in_flight(in_flight)
+                published[claim_key(claim)] = alloc
+            state.write(DECISION_KEY, {"node": node_name, "allocations": published})
+
+        if (delayed_pending == 1 and with_allocator == 0) or (
+            with_status_info + with_allocator == delayed_pending and with_allocator < delayed_pending
+        ):
+            if s.scheduling.scheduling_ctx is None or s.scheduling.spec().get("selectedNode") != node_name:
+                s.scheduling.selected_node = node_name
+                return None  # published in PreBind or Unreserve
+        if s.scheduling.is_dirty():
+            return None
+        if delayed_pending == 0:
+            return None
+        return new_status(Code.PENDING, MSG_WAITING_FOR_DRIVER_INFO)
+
+    async def unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        if not self.enabled:
+            return
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError):
+            return
+        if not s.claims:
+            return
+        if s.scheduling.is_dirty():
+            try:
+                await s.scheduling.publish(pod, self.client)
+            except StatusError:
+                log.exception("publish PodSchedulingContext")
+        for index, claim in enumerate(s.claims):
+            if s.infos[index].structured and self.claims.remove_in_flight(uid(claim)) is not None:
+                self.claims.restore(str(meta(claim).get("namespace", "")), str(meta(claim).get("name", "")))
+            if allocation(claim) is not None and is_reserved_for_pod(pod, claim):
+                try:
+                    await self._remove_reservation(claim, pod)
+                except StatusError:
+                    log.exception("unreserve %s", claim_key(claim))  # retried when the pod is scheduled again
+
+    async def _remove_reservation(self, claim: Mapping[str, Any], pod: Pod) -> None:
+        current: Mapping[str, Any] = claim
+        for attempt in range(len(self._retry_delays) + 1):
+            if attempt:
+                await self._sleep(self._retry_delays[attempt - 1])
+                current = await self.client.get(
+                    RESOURCE_CLAIMS, str(meta(claim).get("name", "")), namespace=str(meta(claim).get("namespace", ""))
+                )
+            if not is_reserved_for_pod(pod, current):
+                return
+            updated = copy.deepcopy(dict(current))
+            claim_status = dict(updated.get("status") or {})
+            claim_status["reservedFor"] = [r for r in claim_status.get("reservedFor") or [] if r.get("uid") != uid(pod)]
+            updated["status"] = claim_status
+            try:
+                await self.client.update_status(RESOURCE_CLAIMS, updated)
+                return
+            except StatusError as err:
+                if not is_conflict(err) or attempt == len(self._retry_delays):
+                    raise
+
+    # -------------------------------------------------------------- PreBind
+
+    async def pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        if not self.enabled:
+            return None
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return as_status(err)
+        if not s.claims:
+            return None
+        if s.scheduling.is_dirty():
+            try:
+                await s.scheduling.publish(pod, self.client)
+            except StatusError as err:
+                return as_status(err)
+            return new_status(Code.PENDING, MSG_WAITING_FOR_DRIVER)
+        for index, claim in enumerate(s.claims):
+            if not is_reserved_for_pod(pod, claim):
+                try:
+                    s.claims[index] = await self._bind_claim(s, index, pod)
+                except BindClaimError as err:
+                    return as_status(err)
+        return None
+
+    async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> Mapping[str, Any]:
+        """Write finalizer, allocation (from Reserve) and reservedFor; retry on conflicts.
+
+        As client-go's ``retry.RetryOnConflict``: a conflict re-reads the claim and
+        tries again, up to five attempts; other errors end the attempt at once.
+        """
+        claim: dict[str, Any] = copy.deepcopy(dict(s.claims[index]))
+        alloc = s.infos[index].allocation
+        ref = _kobj(claim)
+        namespace = str(meta(claim).get("namespace", ""))
+        name = str(meta(claim).get("name", ""))
+        succeeded = False
+        try:
+            for attempt in range(len(self._retry_delays) + 1):
+                if attempt:
+                    await self._sleep(self._retry_delays[attempt - 1])
+                    try:
+                        claim = await self.client.get(RESOURCE_CLAIMS, name, namespace=namespace)
+                    except StatusError as err:
+                        raise BindClaimError(f"get updated claim {ref} after conflict: {err}") from err
+                try:
+                    claim = await self._try_bind_claim(claim, alloc, pod, ref)
+                except BindClaimError as err:
+                    if err.conflict and attempt < len(self._retry_delays):
+                        continue
+                    raise
+                succeeded = True
+                return claim
+            raise AssertionError("unreachable")
+        finally:
+            if alloc is not None:
+                if succeeded:
+                    self.claims.assume(claim)
+                self.claims.remove_in_flight(uid(claim))
+
+    async def _try_bind_claim(
+        self, claim: dict[str, Any], alloc: dict[str, Any] | None, pod: Pod, ref: str
+    ) -> dict[str, Any]:
+        if meta(claim).get("deletionTimestamp"):
+            raise BindClaimError(f"claim {ref} got deleted in the meantime")
+        if alloc is not None:
+            if allocation(claim) is not None:
+                raise BindClaimError(f"claim {ref} got allocated elsewhere in the meantime")
+            finalizers = list(meta(claim).get("finalizers") or [])
+            if FINALIZER not in finalizers:
+                # The finalizer needs a normal update; it may already be there after an interruption.
+                claim["metadata"] = {**claim["metadata"], "finalizers": [*finalizers, FINALIZER]}
+                try:
+                    claim = await self.client.update(RESOURCE_CLAIMS, claim)
+                except StatusError as err:
+                    raise BindClaimError(f"add finalizer to claim {ref}: {err}", conflict=is_conflict(err)) from err
+            claim["status"] = {**(claim.get("status") or {}), "allocation": alloc}
+        pod_meta = meta(pod)
+        reserved = list((claim.get("status") or {}).get("reservedFor") or [])
+        reserved.append({"resource": "pods", "name": pod_meta.get("name", ""), "uid": pod_meta.get("uid", "")})
+        claim["status"] = {**(claim.get("status") or {}), "reservedFor": reserved}
+        try:
+            return await self.client.update_status(RESOURCE_CLAIMS, claim)
+        except StatusError as err:
+            what = "allocation and reservation" if alloc is not None else "reservation"
+            raise BindClaimError(f"add {what} to claim {ref}: {err}", conflict=is_conflict(err)) from err
+
+    # ------------------------------------------------------------- PostBind
+
+    async def post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        """Delete the PodSchedulingContext, best effort (garbage collection catches the rest).
+
+        kube issues the delete whenever the pod has claims; draplane skips it with
+        DRAControlPlaneController off, where no such object can have been created,
+        so that structured-only pods cost no extra write.
+        """
+        if not self.enabled or self.scheduling_contexts is None:
+            return
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError):
+            return
+        if not s.claims:
+            return
+        try:
+            await self.client.delete(
+                POD_SCHEDULING_CONTEXTS, str(meta(pod).get("name", "")), namespace=str(meta(pod).get("namespace", ""))
+            )
+        except StatusError as err:
+            if err.code != 404:
+                log.error("delete PodSchedulingContext: %s", err)
+
+
+class BindClaimError(Exception):
+    """Binding a claim failed; ``str()`` is kube's message, ``conflict`` allows a retry."""
+
+    def __init__(self, message: str, *, conflict: bool = False) -> None:
+        super().__init__(message)
+        self.conflict = conflict

@@ -1,0 +1,328 @@
+"""A scheduling profile: its plugins per extension point and how they run (framework runtime).
+
+This is kube-scheduler's ``framework/runtime/framework.go``: the order plugins
+run in, how their statuses combine and the exact error wording
+(``running PreFilter plugin "X": ...``, ``running "X" filter plugin: ...``).
+``default_plugins`` lists kube 1.31's default profile (DynamicResources right
+before DefaultPreemption) restricted to the plugins draplane has.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from services.scheduler.framework import (
+    MAX_NODE_SCORE,
+    MIN_NODE_SCORE,
+    BindPlugin,
+    CycleState,
+    FilterPlugin,
+    NodeScore,
+    NormalizeScorePlugin,
+    Pod,
+    PostBindPlugin,
+    PostFilterPlugin,
+    PostFilterResult,
+    PreBindPlugin,
+    PreEnqueuePlugin,
+    PreFilterPlugin,
+    PreFilterResult,
+    PreScorePlugin,
+    ReservePlugin,
+    ScorePlugin,
+)
+from services.scheduler.node_info import NodeInfo
+from services.scheduler.plugins import names
+from services.scheduler.queue import DEFAULT_SCHEDULER_NAME
+from services.scheduler.queueing_hints import QueueingHintMap
+from services.scheduler.status import Code, SchedulingError, Status, as_status, new_status
+
+log = logging.getLogger(__name__)
+
+DEFAULT_SCORE_WEIGHTS: Mapping[str, int] = {
+    names.TAINT_TOLERATION: 3,
+    names.NODE_AFFINITY: 2,
+    names.NODE_RESOURCES_FIT: 1,
+    names.NODE_RESOURCES_BALANCED_ALLOCATION: 1,
+}
+
+
+def _error(template: str, plugin: str, status: Status) -> Status:
+    err = SchedulingError(template.format(plugin=plugin, err=status.message()))
+    return as_status(err).with_plugin(plugin)
+
+
+class Profile:
+    """Plugins of one ``schedulerName``, grouped by extension point in configuration order."""
+
+    def __init__(
+        self,
+        plugins: Sequence[Any],
+        *,
+        scheduler_name: str = DEFAULT_SCHEDULER_NAME,
+        score_weights: Mapping[str, int] | None = None,
+        percentage_of_nodes_to_score: int | None = None,
+    ) -> None:
+        self.scheduler_name = scheduler_name
+        self.plugins = list(plugins)
+        weights = dict(DEFAULT_SCORE_WEIGHTS)
+        weights.update(score_weights or {})
+        self.score_weights = weights
+        self.percentage_of_nodes_to_score = percentage_of_nodes_to_score
+        self._pre_enqueue = [p for p in self.plugins if isinstance(p, PreEnqueuePlugin)]
+        self.pre_filter_plugins = [p for p in self.plugins if isinstance(p, PreFilterPlugin)]
+        self.filter_plugins = [p for p in self.plugins if isinstance(p, FilterPlugin)]
+        self.post_filter_plugins = [p for p in self.plugins if isinstance(p, PostFilterPlugin)]
+        self.pre_score_plugins = [p for p in self.plugins if isinstance(p, PreScorePlugin)]
+        self.score_plugins = [p for p in self.plugins if isinstance(p, ScorePlugin)]
+        self.reserve_plugins = [p for p in self.plugins if isinstance(p, ReservePlugin)]
+        self.pre_bind_plugins = [p for p in self.plugins if isinstance(p, PreBindPlugin)]
+        self.bind_plugins = [p for p in self.plugins if isinstance(p, BindPlugin)]
+        self.post_bind_plugins = [p for p in self.plugins if isinstance(p, PostBindPlugin)]
+        self._hint_map = QueueingHintMap.from_plugins(self.plugins)
+
+    # -- QueueProfile
+
+    @property
+    def pre_enqueue_plugins(self) -> Sequence[PreEnqueuePlugin]:
+        return self._pre_enqueue
+
+    @property
+    def hint_map(self) -> QueueingHintMap:
+        return self._hint_map
+
+    def plugin(self, name: str) -> Any | None:
+        return next((p for p in self.plugins if p.name == name), None)
+
+    # -- PreFilter / Filter / PostFilter
+
+    def run_pre_filter(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[PreFilterResult | None, Status | None]:
+        result: PreFilterResult | None = None
+        plugins_with_nodes: list[str] = []
+        skip: set[str] = set()
+        returned: Status | None = None
+        for plugin in self.pre_filter_plugins:
+            try:
+                r, status = plugin.pre_filter(state, pod, nodes)
+            except Exception as err:
+                log.exception("PreFilter plugin %s failed", plugin.name)
+                r, status = None, as_status(err)
+            if status is not None and status.is_skip():
+                skip.add(plugin.name)
+                continue
+            if status is not None and not status.is_success():
+                status = status.with_plugin(plugin.name)
+                if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                    return None, status
+                if status.code == Code.UNSCHEDULABLE:
+                    returned = status
+                    continue
+                return None, _error('running PreFilter plugin "{plugin}": {err}', plugin.name, status)
+            if r is not None and not r.all_nodes():
+                plugins_with_nodes.append(plugin.name)
+            result = r if result is None else result.merge(r)
+            if result is not None and not result.all_nodes() and not result.node_names:
+                if len(plugins_with_nodes) == 1:
+                    msg = f"node(s) didn't satisfy plugin {plugins_with_nodes[0]}"
+                else:
+                    msg = f"node(s) didn't satisfy plugin(s) [{' '.join(plugins_with_nodes)}] simultaneously"
+                return result, new_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, msg)
+        state.skip_filter_plugins = skip
+        return result, returned
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        for plugin in self.filter_plugins:
+            if plugin.name in state.skip_filter_plugins:
+                continue
+            try:
+                status = plugin.filter(state, pod, node_info)
+            except Exception as err:
+                log.exception("Filter plugin %s failed", plugin.name)
+                status = as_status(err)
+            if status is None or status.is_success():
+                continue
+            if not status.is_rejected():
+                return _error('running "{plugin}" filter plugin: {err}', plugin.name, status)
+            return status.with_plugin(plugin.name)
+        return None
+
+    async def run_post_filter(
+        self, state: CycleState, pod: Pod, statuses: Mapping[str, Status], num_all_nodes: int
+    ) -> tuple[PostFilterResult | None, Status]:
+        result: PostFilterResult | None = None
+        reasons: list[str] = []
+        rejector = ""
+        for plugin in self.post_filter_plugins:
+            try:
+                r, status = await plugin.post_filter(state, pod, statuses, num_all_nodes)
+            except Exception as err:
+                log.exception("PostFilter plugin %s failed", plugin.name)
+                r, status = None, as_status(err)
+            if status is None or status.is_success():
+                return r, status or Status()
+            if status.code == Code.UNSCHEDULABLE_AND_UNRESOLVABLE:
+                return r, status.with_plugin(plugin.name)
+            if not status.is_rejected():
+                return None, as_status(status.as_error()).with_plugin(plugin.name)
+            if r is not None:
+                result = r
+            reasons.extend(status.reasons)
+            if not rejector:
+                rejector = plugin.name
+        return result, Status(Code.UNSCHEDULABLE, tuple(reasons), rejector)
+
+    # -- PreScore / Score
+
+    def run_pre_score(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> Status | None:
+        skip: set[str] = set()
+        for plugin in self.pre_score_plugins:
+            try:
+                status = plugin.pre_score(state, pod, nodes)
+            except Exception as err:
+                log.exception("PreScore plugin %s failed", plugin.name)
+                status = as_status(err)
+            if status is None or status.is_success():
+                continue
+            if status.is_skip():
+                skip.add(plugin.name)
+                continue
+            return _error('running PreScore plugin "{plugin}": {err}', plugin.name, status)
+        state.skip_score_plugins = skip
+        return None
+
+    def run_score(
+        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[NodeScore], dict[str, dict[str, int]], Status | None]:
+        """Weighted totals per node, plus each plugin's weighted scores by node (for decisions)."""
+        plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
+        names = [info.name for info in nodes]
+        totals = [0] * len(nodes)
+        per_plugin: dict[str, dict[str, int]] = {}
+        for plugin in plugins:
+            score = plugin.score
+            values: list[int] = []
+            try:
+                for info in nodes:
+                    value, status = score(state, pod, info)
+                    if status is not None and status.code != Code.SUCCESS:
+                        inner = f'plugin "{plugin.name}" failed with: {status.message()}'
+                        return [], {}, as_status(SchedulingError(f"running Score plugins: {inner}"))
+                    values.append(value)
+            except Exception as err:
+                log.exception("Score plugin %s failed", plugin.name)
+                inner = f'plugin "{plugin.name}" failed with: {err}'
+                return [], {}, as_status(SchedulingError(f"running Score plugins: {inner}"))
+            if isinstance(plugin, NormalizeScorePlugin):
+                scores = [NodeScore(n, v) for n, v in zip(names, values, strict=True)]
+                status = plugin.normalize_score(state, pod, scores)
+                if status is not None and not status.is_success():
+                    inner = f'plugin "{plugin.name}" failed with: {status.message()}'
+                    return [], {}, as_status(SchedulingError(f"running Normalize on Score plugins: {inner}"))
+                values = [s.score for s in scores]
+            for value in values:
+                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
+                    inner = (
+                        f'plugin "{plugin.name}" returns an invalid score {value}, it should in the range of '
+                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                    )
+                    weight_err = SchedulingError(f"applying score defaultWeights on Score plugins: {inner}")
+                    return [], {}, as_status(weight_err)
+            weight = self.score_weights.get(plugin.name, 1)
+            weighted = [v * weight for v in values]
+            per_plugin[plugin.name] = dict(zip(names, weighted, strict=True))
+            totals = [t + w for t, w in zip(totals, weighted, strict=True)]
+        if not plugins:
+            totals = [1] * len(nodes)
+        return [NodeScore(n, t) for n, t in zip(names, totals, strict=True)], per_plugin, None
+
+    # -- Reserve / Unreserve
+
+    def run_reserve(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for plugin in self.reserve_plugins:
+            try:
+                status = plugin.reserve(state, pod, node_name)
+            except Exception as err:
+                log.exception("Reserve plugin %s failed", plugin.name)
+                status = as_status(err)
+            if status is None or status.is_success():
+                continue
+            if status.is_rejected():
+                return status.with_plugin(plugin.name)
+            return _error('running Reserve plugin "{plugin}": {err}', plugin.name, status)
+        return None
+
+    async def run_unreserve(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in reversed(self.reserve_plugins):
+            try:
+                await plugin.unreserve(state, pod, node_name)
+            except Exception:
+                log.exception("Unreserve plugin %s failed", plugin.name)
+
+    # -- binding
+
+    async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        for plugin in self.pre_bind_plugins:
+            try:
+                status = await plugin.pre_bind(state, pod, node_name)
+            except Exception as err:
+                log.exception("PreBind plugin %s failed", plugin.name)
+                status = as_status(err)
+            if status is None or status.is_success():
+                continue
+            if status.is_rejected():
+                return status.with_plugin(plugin.name)
+            return _error('running PreBind plugin "{plugin}": {err}', plugin.name, status)
+        return None
+
+    async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        status: Status | None = new_status(Code.SKIP)
+        for plugin in self.bind_plugins:
+            try:
+                status = await plugin.bind(state, pod, node_name)
+            except Exception as err:
+                log.exception("Bind plugin %s failed", plugin.name)
+                status = as_status(err)
+            if status is not None and status.is_skip():
+                continue
+            if status is None or status.is_success():
+                return None
+            if status.is_rejected():
+                return status.with_plugin(plugin.name)
+            return _error('running Bind plugin "{plugin}": {err}', plugin.name, status)
+        return status
+
+    async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:
+        for plugin in self.post_bind_plugins:
+            try:
+                await plugin.post_bind(state, pod, node_name)
+            except Exception:
+                log.exception("PostBind plugin %s failed", plugin.name)
+
+
+def default_plugins(*, binder: Any, dynamic_resources: Any | None = None) -> list[Any]:
+    """kube 1.31's default profile, in its configuration order, with the plugins draplane has."""
+    from services.scheduler.plugins.balanced_allocation import BalancedAllocation
+    from services.scheduler.plugins.default_preemption import DefaultPreemption
+    from services.scheduler.plugins.node_affinity import NodeAffinity
+    from services.scheduler.plugins.node_name import NodeName
+    from services.scheduler.plugins.node_resources_fit import NodeResourcesFit
+    from services.scheduler.plugins.node_unschedulable import NodeUnschedulable
+    from services.scheduler.plugins.scheduling_gates import SchedulingGates
+    from services.scheduler.plugins.taint_toleration import TaintToleration
+
+    plugins: list[Any] = [
+        SchedulingGates(),
+        NodeUnschedulable(),
+        NodeName(),
+        TaintToleration(),
+        NodeAffinity(),
+        NodeResourcesFit(),
+    ]
+    if dynamic_resources is not None:
+        plugins.append(dynamic_resources)
+    plugins += [DefaultPreemption(), BalancedAllocation(), binder]
+    return plugins

@@ -1,0 +1,162 @@
+"""Claim name lookup, the claim assume cache and PodSchedulingContext publishing."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import pytest
+
+from services.scheduler.client import POD_SCHEDULING_CONTEXTS
+from services.scheduler.dra.assume_cache import ClaimAssumeCache, allocated_device_ids
+from services.scheduler.dra.resourceclaim import (
+    ClaimLookupError,
+    ClaimNotCreatedError,
+    can_be_reserved,
+    check_is_for_pod,
+    claim_name,
+    is_reserved_for_pod,
+)
+from services.scheduler.dra.scheduling_context import PodSchedulingState, SchedulingContextError
+from services.scheduler.dra.stores import ObjectStore
+
+from .builders import make_pod
+from .dra_fixtures import (
+    ALLOCATED_CLAIM,
+    DRIVER,
+    NODE_NAME,
+    PENDING_CLAIM,
+    POD_WITH_CLAIM_NAME,
+    POD_WITH_CLAIM_TEMPLATE,
+    POD_WITH_CLAIM_TEMPLATE_IN_STATUS,
+    reserved,
+    scheduling_context,
+    with_allocation,
+)
+from .fake_client import FakeClient
+
+
+@pytest.mark.parametrize(
+    ("pod", "pod_claim", "want"),
+    [
+        pytest.param(POD_WITH_CLAIM_NAME, {"name": "my-resource", "resourceClaimName": "c"}, ("c", False), id="direct"),
+        pytest.param(
+            POD_WITH_CLAIM_TEMPLATE_IN_STATUS,
+            {"name": "my-resource", "resourceClaimTemplateName": "t"},
+            ("my-pod-my-resource", True),
+            id="template-generated",
+        ),
+        pytest.param(
+            make_pod("p", resource_claim_statuses=[{"name": "x"}]),
+            {"name": "x", "resourceClaimTemplateName": "t"},
+            (None, True),
+            id="template-no-claim-needed",
+        ),
+    ],
+)
+def test_claim_name(pod: Any, pod_claim: Any, want: Any) -> None:
+    assert claim_name(pod, pod_claim) == want
+
+
+def test_claim_name_errors() -> None:
+    with pytest.raises(ClaimNotCreatedError, match=r'^pod "default/my-pod": ResourceClaim not created yet$'):
+        claim_name(POD_WITH_CLAIM_TEMPLATE, {"name": "my-resource", "resourceClaimTemplateName": "t"})
+    with pytest.raises(ClaimLookupError, match=r'spec.resourceClaim "x": none of the supported fields are set'):
+        claim_name(POD_WITH_CLAIM_NAME, {"name": "x"})
+
+
+def test_ownership_and_reservation() -> None:
+    check_is_for_pod(POD_WITH_CLAIM_NAME, PENDING_CLAIM)
+    stranger = make_pod("my-pod", uid="other")
+    with pytest.raises(ClaimLookupError, match="pod is not owner"):
+        check_is_for_pod(stranger, PENDING_CLAIM)
+    claim = reserved(ALLOCATED_CLAIM, ("my-pod", "1234"))
+    assert is_reserved_for_pod(POD_WITH_CLAIM_NAME, claim) and not is_reserved_for_pod(stranger, claim)
+    assert can_be_reserved(reserved(ALLOCATED_CLAIM, *((f"p{i}", f"u{i}") for i in range(31))))
+    assert not can_be_reserved(reserved(ALLOCATED_CLAIM, *((f"p{i}", f"u{i}") for i in range(32))))
+
+
+def versioned(claim: dict[str, Any], rv: str) -> dict[str, Any]:
+    claim = copy.deepcopy(claim)
+    claim["metadata"]["resourceVersion"] = rv
+    return claim
+
+
+DEVICE = (DRIVER, NODE_NAME, "instance-1")
+
+
+def test_assume_cache_layers_and_device_index() -> None:
+    cache = ClaimAssumeCache()
+    cache.on_add(versioned(PENDING_CLAIM, "5"))
+    devices = cache.allocated_devices()
+    assert DEVICE not in devices
+    cache.add_in_flight(versioned(ALLOCATED_CLAIM, "5"))
+    assert DEVICE in devices  # in flight counts immediately
+    cache.assume(versioned(ALLOCATED_CLAIM, "6"))
+    cache.remove_in_flight(ALLOCATED_CLAIM["metadata"]["uid"])
+    assert DEVICE in devices and cache.is_assumed("default", "my-pod-my-resource")
+    cache.on_update(versioned(PENDING_CLAIM, "5"))  # an older informer event does not undo the assumption
+    assert DEVICE in devices
+    cache.on_update(versioned(ALLOCATED_CLAIM, "6"))  # the informer caught up
+    assert not cache.is_assumed("default", "my-pod-my-resource") and DEVICE in devices
+    cache.on_update(versioned(PENDING_CLAIM, "7"))  # deallocated
+    assert DEVICE not in devices and len(devices) == 0
+
+
+def test_assume_cache_restore_and_delete() -> None:
+    cache = ClaimAssumeCache()
+    cache.on_add(versioned(PENDING_CLAIM, "5"))
+    cache.assume(versioned(ALLOCATED_CLAIM, "6"))
+    cache.restore("default", "my-pod-my-resource")
+    assert cache.get("default", "my-pod-my-resource")["metadata"]["resourceVersion"] == "5"  # type: ignore[index]
+    assert DEVICE not in cache.allocated_devices()
+    cache.on_add(versioned(ALLOCATED_CLAIM, "8"))
+    cache.on_delete(versioned(ALLOCATED_CLAIM, "8"))
+    assert cache.get("default", "my-pod-my-resource") is None and DEVICE not in cache.allocated_devices()
+
+
+def test_admin_access_devices_are_not_taken() -> None:
+    claim = with_allocation(
+        PENDING_CLAIM,
+        {
+            "devices": {
+                "results": [
+                    {
+                        "request": "req-1",
+                        "driver": DRIVER,
+                        "pool": NODE_NAME,
+                        "device": "instance-1",
+                        "adminAccess": True,
+                    }
+                ]
+            }
+        },
+    )
+    assert allocated_device_ids(claim) == frozenset()
+
+
+async def test_publish_creates_once_then_patches_once() -> None:
+    client = FakeClient()
+    pod = POD_WITH_CLAIM_NAME
+    state = PodSchedulingState()
+    state.init(pod, ObjectStore())
+    await state.publish(pod, client)
+    assert client.calls == []  # nothing recorded, nothing written
+    state.potential_nodes = ["a", "b"]
+    state.selected_node = "a"
+    await state.publish(pod, client)
+    assert client.verbs() == ["create podschedulingcontexts"]
+    assert not state.is_dirty()
+    state.selected_node = "b"
+    await state.publish(pod, client)
+    assert client.verbs() == ["create podschedulingcontexts", "patch podschedulingcontexts"]
+    stored = client.stored(POD_SCHEDULING_CONTEXTS, "my-pod", "default")
+    assert stored is not None and stored["spec"] == {"potentialNodes": ["a", "b"], "selectedNode": "b"}
+
+
+def test_init_rejects_foreign_context() -> None:
+    state = PodSchedulingState()
+    with pytest.raises(SchedulingContextError, match="is not owned by Pod default/my-pod"):
+        state.init(POD_WITH_CLAIM_NAME, ObjectStore([scheduling_context(owner_uid="x")]))
+    state.init(POD_WITH_CLAIM_NAME, None)  # gate off: no lister, nothing read
+    assert state.scheduling_ctx is None
