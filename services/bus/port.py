@@ -152,7 +152,10 @@ class GroupMember(Protocol):
 
     ``leader`` is set while this member owns partition 0 and cleared when it
     loses it; ``consumer`` then reads partition 0 from the group's committed
-    offset (or the beginning when nothing was committed).
+    offset (or the beginning when nothing was committed). ``lost`` is set once
+    leadership (or the membership) ends — partition 0 moved to another member,
+    the session expired, or the member was closed — and stays set: close the
+    member and join again to lead again.
     """
 
     leader: asyncio.Event

@@ -1,0 +1,129 @@
+"""The tables of the embedded log, in one place.
+
+The schema mirrors what a Kafka broker keeps, so the adapter's code reads like
+the broker's rules:
+
+- ``topics`` / ``partitions``: declared topics; per partition a small integer
+  id, the next offset, the log start offset (moved by retention), the newest
+  timestamp (append timestamps never go backwards within a partition) and how
+  far compaction has cleaned.
+- ``records``: every record. Its integer primary key is its *position*,
+  ``partition id << 40 | offset``, so a partition is one contiguous range of the
+  table's own b-tree: appends go to the end of the range and a read is a range
+  scan, with no secondary index to maintain (this doubles write and read
+  throughput over a ``(topic, partition, offset)`` key). Offsets stay below
+  2**40 per partition. ``txn`` names the open transaction that wrote the
+  record and is NULL once committed.
+- ``time_index``: like Kafka's time index, the first offset appended at each
+  timestamp of a partition. As timestamps only grow with offsets, it answers
+  "first offset at or after time T" for ``offset_for_time``, retention and the
+  compaction lag without indexing every record by time.
+- ``producers`` / ``txns`` / ``txn_partitions``: transactional ids with their
+  epoch (fencing), open transactions (ids never reused), and the first offset
+  each open transaction wrote in each partition. The smallest such offset is
+  the partition's last stable offset (LSO): read_committed readers stop there.
+- ``members`` / ``owners`` / ``group_offsets``: consumer-group leases, partition
+  ownership, and committed offsets.
+"""
+
+from __future__ import annotations
+
+SCHEMA_VERSION = 1
+OFFSET_BITS = 40
+MAX_OFFSET = (1 << OFFSET_BITS) - 1
+
+# Larger pages suit 1 KB records (several rows per page); only takes effect
+# when the file is created.
+PAGE_SIZE = 16384
+
+DDL = """
+CREATE TABLE IF NOT EXISTS meta (
+    key TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS topics (
+    name TEXT PRIMARY KEY,
+    partitions INTEGER NOT NULL,
+    config TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS partitions (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    topic TEXT NOT NULL,
+    partition INTEGER NOT NULL,
+    next_offset INTEGER NOT NULL DEFAULT 0,
+    log_start INTEGER NOT NULL DEFAULT 0,
+    last_ts INTEGER NOT NULL DEFAULT 0,
+    clean_upto INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (topic, partition)
+);
+CREATE TABLE IF NOT EXISTS records (
+    pos INTEGER PRIMARY KEY,
+    ts INTEGER NOT NULL,
+    key BLOB,
+    value BLOB,
+    txn INTEGER
+);
+CREATE INDEX IF NOT EXISTS records_by_key ON records (key, pos);
+CREATE INDEX IF NOT EXISTS records_tombstones ON records (pos) WHERE value IS NULL;
+CREATE TABLE IF NOT EXISTS time_index (
+    pid INTEGER NOT NULL,
+    ts INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    PRIMARY KEY (pid, ts, offset)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS producers (
+    transactional_id TEXT PRIMARY KEY,
+    epoch INTEGER NOT NULL
+);
+CREATE TABLE IF NOT EXISTS txns (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    transactional_id TEXT NOT NULL,
+    epoch INTEGER NOT NULL,
+    started_ms INTEGER NOT NULL,
+    timeout_ms INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS txns_by_id ON txns (transactional_id);
+CREATE TABLE IF NOT EXISTS txn_partitions (
+    txn INTEGER NOT NULL,
+    pid INTEGER NOT NULL,
+    first_offset INTEGER NOT NULL,
+    PRIMARY KEY (txn, pid)
+);
+CREATE INDEX IF NOT EXISTS txn_partitions_by_pid ON txn_partitions (pid, first_offset);
+CREATE TABLE IF NOT EXISTS members (
+    grp TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    member_id TEXT NOT NULL,
+    joined_ms INTEGER NOT NULL,
+    expires_ms INTEGER NOT NULL,
+    PRIMARY KEY (grp, topic, member_id)
+);
+CREATE TABLE IF NOT EXISTS owners (
+    grp TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    partition INTEGER NOT NULL,
+    member_id TEXT NOT NULL,
+    PRIMARY KEY (grp, topic, partition)
+);
+CREATE TABLE IF NOT EXISTS group_offsets (
+    grp TEXT NOT NULL,
+    topic TEXT NOT NULL,
+    partition INTEGER NOT NULL,
+    offset INTEGER NOT NULL,
+    PRIMARY KEY (grp, topic, partition)
+);
+"""
+
+# Per-connection settings. WAL lets readers run beside the one writer;
+# synchronous=NORMAL is durable against process crashes (not power loss), the
+# usual choice for WAL.
+CONNECTION_PRAGMAS = (
+    "PRAGMA synchronous=NORMAL",
+    "PRAGMA temp_store=MEMORY",
+    "PRAGMA cache_size=-32768",
+)
+
+
+def base(pid: int) -> int:
+    """The position of offset 0 of partition ``pid``."""
+    return pid << OFFSET_BITS

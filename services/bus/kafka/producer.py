@@ -1,0 +1,231 @@
+"""Producers on Kafka: idempotent appends, and transactions fenced by transactional id.
+
+Records are sent as explicit record batches (one per partition and size limit)
+rather than one ``send`` per record: fewer Python round trips, and a batch's
+records get consecutive offsets, ``base offset + index``, so
+`Transaction.send` returns real offsets as soon as the broker acknowledged the
+batch (still invisible to read_committed readers until the commit).
+
+Starting a transactional producer runs InitProducerId, which bumps the epoch of
+its ``transactional.id`` and aborts whatever an older producer left open; the
+older producer's next request fails and surfaces here as `ProducerFenced`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Mapping, Sequence
+
+from aiokafka import AIOKafkaProducer
+from aiokafka.structs import TopicPartition
+
+from services.bus.kafka.context import KafkaContext
+from services.bus.kafka.errors import translate, translated
+from services.bus.port import BusError, OutRecord, ProducerFenced
+
+log = logging.getLogger(__name__)
+
+# aiokafka's transaction states from which an abort is allowed.
+ABORTABLE_STATES = frozenset({"IN_TRANSACTION", "ABORTABLE_ERROR"})
+
+
+class KafkaProducer:
+    def __init__(self, context: KafkaContext, producer: AIOKafkaProducer, *, transactional: bool) -> None:
+        self._context = context
+        self._producer = producer
+        self._transactional = transactional
+        self._fenced: ProducerFenced | None = None
+        self._in_transaction = False
+        self._closed = False
+
+    @classmethod
+    async def create(cls, context: KafkaContext, *, transactional_id: str | None) -> KafkaProducer:
+        settings = context.settings
+        producer = AIOKafkaProducer(
+            **context.client,
+            acks="all",
+            enable_idempotence=True,
+            transactional_id=None if transactional_id is None else context.stored(transactional_id),
+            transaction_timeout_ms=settings.transaction_timeout_ms,
+            linger_ms=settings.linger_ms,
+            max_batch_size=settings.max_batch_size,
+            max_request_size=max(settings.max_batch_size, 1024 * 1024),
+        )
+        try:
+            with translated("starting a producer"):
+                await producer.start()
+        except BaseException:
+            await producer.stop()
+            raise
+        return cls(context, producer, transactional=transactional_id is not None)
+
+    async def send(self, records: Sequence[OutRecord]) -> list[int]:
+        if self._transactional:
+            raise BusError("a transactional producer sends inside `async with producer.transaction()`")
+        return await self._send(records)
+
+    def transaction(self) -> _TransactionContext:
+        if not self._transactional:
+            raise BusError("transaction() needs a producer created with a transactional_id")
+        return _TransactionContext(self)
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._in_transaction and self._can_abort():
+            try:
+                await self._producer.abort_transaction()
+            except Exception as exc:  # the broker times the transaction out instead
+                log.warning("kafka: aborting the open transaction on close failed: %r", exc)
+        self._consume_fatal_error()
+        await self._producer.stop()
+
+    # -- internals ---------------------------------------------------------------------
+
+    def _check_usable(self) -> None:
+        if self._closed:
+            raise BusError("the producer is closed")
+        if self._fenced is not None:
+            raise ProducerFenced(str(self._fenced))
+        if self._transactional and self._producer._txn_manager.is_fatal_error():
+            self._consume_fatal_error()
+            raise self._fenced or BusError("the producer hit a fatal error and must be closed")
+
+    def _can_abort(self) -> bool:
+        return self._producer._txn_manager.state.name in ABORTABLE_STATES
+
+    def _consume_fatal_error(self) -> None:
+        """Retrieve the error aiokafka stored for a dead transaction (and keep it)."""
+        manager = self._producer._txn_manager
+        if manager is None or not manager.is_fatal_error():
+            return
+        waiter = manager.wait_for_transaction_end()
+        if waiter is not None and waiter.done() and not waiter.cancelled():
+            error = waiter.exception()
+            if error is not None:
+                self._note(translate(error, "transaction"))
+
+    def _note(self, error: BaseException | None) -> None:
+        if isinstance(error, ProducerFenced) and self._fenced is None:
+            self._fenced = error
+
+    async def _send(self, records: Sequence[OutRecord]) -> list[int]:
+        self._check_usable()
+        if not records:
+            return []
+        by_partition: dict[tuple[str, int], list[int]] = {}
+        for i, record in enumerate(records):
+            by_partition.setdefault((record.topic, record.partition), []).append(i)
+        for topic, partition in by_partition:  # all or nothing: check before sending any
+            await self._context.check_partition(topic, partition)
+        pending: list[tuple[list[int], asyncio.Future[object]]] = []
+        try:
+            for (topic, partition), indexes in by_partition.items():
+                pending.extend(await self._send_partition(topic, partition, indexes, records))
+        finally:
+            results = await asyncio.gather(*(f for _, f in pending), return_exceptions=True)
+        offsets = [0] * len(records)
+        for (indexes, _), result in zip(pending, results, strict=True):
+            if isinstance(result, BaseException):
+                error = translate(result, "send") or result
+                self._note(error)
+                raise error from result
+            base = int(result.offset)  # type: ignore[attr-defined]
+            for n, i in enumerate(indexes):
+                offsets[i] = base + n
+        return offsets
+
+    async def _send_partition(
+        self, topic: str, partition: int, indexes: list[int], records: Sequence[OutRecord]
+    ) -> list[tuple[list[int], asyncio.Future[object]]]:
+        """Send one partition's records as batches; returns (record indexes, batch future)."""
+        producer, stored = self._producer, self._context.stored(topic)
+        sent: list[tuple[list[int], asyncio.Future[object]]] = []
+        batch, in_batch = producer.create_batch(), list[int]()
+        for i in indexes:
+            record = records[i]
+            if batch.append(key=record.key, value=record.value, timestamp=None) is None:
+                if not in_batch:
+                    raise BusError(f"record {i} for {topic!r} is larger than max_batch_size")
+                with translated("send"):
+                    sent.append((in_batch, await producer.send_batch(batch, stored, partition=partition)))
+                batch, in_batch = producer.create_batch(), list[int]()
+                if batch.append(key=record.key, value=record.value, timestamp=None) is None:
+                    raise BusError(f"record {i} for {topic!r} is larger than max_batch_size")
+            in_batch.append(i)
+        if in_batch:
+            with translated("send"):
+                sent.append((in_batch, await producer.send_batch(batch, stored, partition=partition)))
+        return sent
+
+
+class KafkaTransaction:
+    def __init__(self, producer: KafkaProducer) -> None:
+        self._producer = producer
+
+    async def send(self, records: Sequence[OutRecord]) -> list[int]:
+        return await self._producer._send(records)
+
+    async def send_offsets(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
+        producer = self._producer
+        producer._check_usable()
+        context = producer._context
+        tps = {TopicPartition(context.stored(t), p): o for (t, p), o in offsets.items()}
+        try:
+            with translated("send_offsets"):
+                await producer._producer.send_offsets_to_transaction(tps, context.stored(group))
+        except ProducerFenced as exc:
+            producer._note(exc)
+            raise
+
+
+class _TransactionContext:
+    """``async with producer.transaction() as txn``: commit on exit, abort on error."""
+
+    def __init__(self, producer: KafkaProducer) -> None:
+        self._producer = producer
+
+    async def __aenter__(self) -> KafkaTransaction:
+        producer = self._producer
+        producer._check_usable()
+        if producer._in_transaction:
+            raise BusError("this producer already has an open transaction")
+        with translated("begin transaction"):
+            await producer._producer.begin_transaction()
+        producer._in_transaction = True
+        return KafkaTransaction(producer)
+
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> bool | None:
+        producer = self._producer
+        try:
+            if exc_type is None:
+                try:
+                    with translated("commit"):
+                        producer._check_usable()
+                        await producer._producer.commit_transaction()
+                except ProducerFenced as error:
+                    producer._note(error)
+                    raise
+                except BaseException:
+                    await self._abort_quietly()
+                    raise
+            else:
+                await self._abort_quietly()
+        finally:
+            producer._in_transaction = False
+            producer._consume_fatal_error()
+        return None
+
+    async def _abort_quietly(self) -> None:
+        """Abort if aiokafka still can, without hiding the exception that caused it."""
+        producer = self._producer
+        if not producer._can_abort():
+            return
+        try:
+            with translated("abort"):
+                await producer._producer.abort_transaction()
+        except BusError as error:
+            producer._note(error)
+            log.warning("kafka: abort failed: %s", error)
