@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("apiserver", "replay")
+SUBCOMMANDS = ("apiserver", "replay", "up", "scheduler", "explain")
 
 
 def build_parser() -> argparse.ArgumentParser:

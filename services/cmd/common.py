@@ -39,7 +39,7 @@ def parse_gates(value: str) -> FeatureGates:
     try:
         return FeatureGates.parse(value)
     except FeatureGateError as exc:
-        raise SystemExit(f"invalid argument {value!r} for \"--feature-gates\" flag: {exc}") from None
+        raise SystemExit(f'invalid argument {value!r} for "--feature-gates" flag: {exc}') from None
 
 
 def parse_listen(value: str) -> tuple[str, int]:

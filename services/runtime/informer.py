@@ -14,6 +14,7 @@ Objects handed out are shared: treat them as read-only (copy before changing).
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import heapq
 import itertools
@@ -95,16 +96,16 @@ class Store:
     def get(self, namespace: str, name: str) -> Obj | None:
         return self._items.get((namespace, name))
 
-    def list(self, namespace: str | None = None) -> list[Obj]:
+    def list(self, namespace: str | None = None) -> builtins.list[Obj]:
         if namespace is None:
             return list(self._items.values())
         return self.index("namespace", namespace)
 
-    def index(self, name: str, value: str) -> list[Obj]:
+    def index(self, name: str, value: str) -> builtins.list[Obj]:
         keys = self._indices[name].get(value, ())
         return [self._items[k] for k in keys]
 
-    def keys(self) -> list[tuple[str, str]]:
+    def keys(self) -> builtins.list[tuple[str, str]]:
         return list(self._items)
 
     def _put(self, key: tuple[str, str], obj: Obj) -> Obj | None:
@@ -167,7 +168,10 @@ class Informer:
     # -- registration -------------------------------------------------------
 
     def store(self, group: str, resource: str) -> Store:
-        return self._stores.setdefault((group, resource), Store())
+        store = self._stores.get((group, resource))
+        if store is None:
+            store = self._stores[(group, resource)] = Store()
+        return store
 
     def add_handler(self, group: str, resource: str, handler: Handler) -> None:
         """Register handlers; objects already in the store are replayed as adds."""

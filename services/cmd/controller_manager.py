@@ -1,0 +1,49 @@
+"""`draplane controller-manager`: the resourceclaim controller and the garbage collector."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from pathlib import Path
+
+from services.bus import open_bus
+from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, parse_gates
+from services.cmd.component import run_component
+from services.controllers.manager import ControllerManager
+from services.runtime.logs import setup_logging
+from services.runtime.snapshot import SnapshotStore
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("controller-manager", help="run the resourceclaim controller and the garbage collector")
+    add_bus_argument(p)
+    add_common_arguments(p)
+    p.add_argument("--data", default=DEFAULT_DATA, help="directory for the informer snapshot")
+    p.add_argument("--metrics-listen", default="", help="HOST:PORT to serve /metrics and /healthz on")
+    p.add_argument("--workers", type=int, default=16, help="resourceclaim controller workers")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging("controller-manager", level=args.log_level, json=not args.plain_logs)
+    gates = parse_gates(args.feature_gates)
+    url = args.bus or default_bus(args.data)
+
+    async def main() -> None:
+        bus = open_bus(url)
+        await bus.start()
+        try:
+            manager = ControllerManager(
+                bus,
+                gates=gates,
+                claim_workers=args.workers,
+                snapshot=SnapshotStore(Path(args.data) / "controller-manager" / "view.db"),
+            )
+            await run_component(
+                "controller-manager", manager.run(), [manager.registry], args.metrics_listen, manager.ready.is_set
+            )
+        finally:
+            await bus.close()
+
+    asyncio.run(main())
+    return 0

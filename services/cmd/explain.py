@@ -1,0 +1,57 @@
+"""`draplane explain pod NS/NAME`: every recorded scheduling attempt of a pod, for a person."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import sys
+
+import orjson
+
+from services.bus import open_bus
+from services.cmd.common import DEFAULT_DATA, add_bus_argument, default_bus
+from services.replay.selection import parse_time
+from services.scheduler.decisions import Decision, read_decisions
+from services.scheduler.explain import render_pod
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("explain", help="why a pod went where it did: its scheduling attempts from the decisions log")
+    add_bus_argument(p)
+    p.add_argument("--data", default=DEFAULT_DATA, help="data directory of the embedded log")
+    p.add_argument("kind", choices=["pod", "pods", "po"], help="what to explain (pods)")
+    p.add_argument("name", help="NAMESPACE/NAME, or NAME with --namespace")
+    p.add_argument("--namespace", "-n", default="default", help="namespace when NAME has none (default: default)")
+    p.add_argument("--since", help="only attempts at or after this time: ISO 8601, or relative such as 10m")
+    p.add_argument("--all-nodes", action="store_true", help="list every rejected node, not the first ten per reason")
+    p.add_argument("-o", "--output", choices=["text", "json"], default="text")
+    p.set_defaults(run=run)
+
+
+def pod_key(name: str, namespace: str) -> str:
+    return name if "/" in name else f"{namespace}/{name}"
+
+
+def run(args: argparse.Namespace) -> int:
+    try:
+        since = parse_time(args.since) if args.since else None
+    except ValueError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    key = pod_key(args.name, args.namespace)
+    decisions = asyncio.run(_read(args.bus or default_bus(args.data), key, since))
+    if args.output == "json":
+        for decision in decisions:
+            sys.stdout.write(orjson.dumps({"offset": decision.offset, **decision.record}).decode() + "\n")
+    else:
+        sys.stdout.write(render_pod(key, [d.record for d in decisions], max_nodes=None if args.all_nodes else 10))
+    return 0
+
+
+async def _read(url: str, key: str, since_ms: int | None) -> list[Decision]:
+    bus = open_bus(url)
+    await bus.start()
+    try:
+        return await read_decisions(bus, pod=key, since_ms=since_ms)
+    finally:
+        await bus.close()

@@ -1,0 +1,79 @@
+"""`draplane up`: the whole stack in one process, with simulated GPU nodes.
+
+By default everything runs on the embedded log in ``--data``; starting again
+with the same ``--data`` resumes the same cluster.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+from services.apiserver.http.auth import TokenAuthenticator
+from services.apiserver.kubeconfig import write_kubeconfig
+from services.cmd.common import (
+    DEFAULT_DATA,
+    add_bus_argument,
+    add_common_arguments,
+    default_bus,
+    parse_gates,
+    parse_listen,
+    run_until_signalled,
+)
+from services.runtime.logs import setup_logging
+from services.stack import LocalStack, StackConfig
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("up", help="run every component in one process, with simulated GPU nodes")
+    add_bus_argument(p)
+    add_common_arguments(p)
+    p.add_argument("--data", default=DEFAULT_DATA, help="where the cluster's state lives (default: .draplane)")
+    p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT of the API (default: 127.0.0.1:8080)")
+    p.add_argument("--nodes", type=int, default=2, help="simulated nodes node-1 … node-N (default: 2)")
+    p.add_argument(
+        "--token-auth-file",
+        help="require bearer tokens from this file (kube-apiserver's CSV format) instead of anonymous access",
+    )
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    setup_logging("draplane", level=args.log_level, json=not args.plain_logs)
+    host, port = parse_listen(args.listen)
+    data = Path(args.data).resolve()
+    config = StackConfig(
+        bus_url=args.bus or default_bus(str(data)),
+        data_dir=data,
+        host=host,
+        port=port,
+        nodes=args.nodes,
+        gates=parse_gates(args.feature_gates),
+        authenticator=TokenAuthenticator.from_file(args.token_auth_file) if args.token_auth_file else None,
+        anonymous=args.token_auth_file is None,
+    )
+
+    kubeconfig = data / "kubeconfig"
+    shown = os.path.relpath(kubeconfig)
+
+    async def main() -> None:
+        stack = LocalStack(config)
+        print(f"draplane: starting on {config.bus_url} with {config.nodes} node(s); data in {data}", flush=True)
+        try:
+            await stack.start()
+            write_kubeconfig(kubeconfig, stack.url)
+            print(
+                f"\nTo use it:\n  export KUBECONFIG={shown}\n  kubectl get nodes\n"
+                "  kubectl apply -f examples/gpu-test1.yaml\n  kubectl get pods -n gpu-test1\n",
+                flush=True,
+            )
+            print(f"draplane is ready: {stack.url} (Ctrl-C to stop)", flush=True)
+            await run_until_signalled()
+        finally:
+            print("draplane: stopping", flush=True)
+            await stack.stop()
+
+    asyncio.run(main())
+    return 0
