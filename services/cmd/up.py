@@ -57,6 +57,8 @@ def run(args: argparse.Namespace) -> int:
 
     kubeconfig = data / "kubeconfig"
     shown = os.path.relpath(kubeconfig)
+    if shown.startswith(".."):
+        shown = str(kubeconfig)
 
     async def main() -> None:
         stack = LocalStack(config)
