@@ -25,7 +25,9 @@ SLICES = registry.by_resource("resource.k8s.io", "resourceslices")
 CLAIMS = registry.by_resource("resource.k8s.io", "resourceclaims")
 
 
-def attrs(op: str, rt: Any, user: UserInfo, *, name: str = "x", sub: str = "", old: Any = None, new: Any = None) -> Attributes:
+def attrs(
+    op: str, rt: Any, user: UserInfo, *, name: str = "x", sub: str = "", old: Any = None, new: Any = None
+) -> Attributes:
     return Attributes(op, rt, "default" if rt.namespaced else "", name, user, subresource=sub, old=old, new=new)  # type: ignore[arg-type]
 
 
@@ -67,14 +69,24 @@ def admit(a: Attributes, anonymous_writes: bool = False) -> str | None:
             '"resourceslices" in API group "resource.k8s.io" at the cluster scope: no relationship found between '
             "node 'node-a' and this object",
         ),
-        (attrs("UPDATE", PODS, NODE_A, sub="status", old=pod_on("node-a"), new=pod_on("node-a", phase="Running")), None),
+        (
+            attrs("UPDATE", PODS, NODE_A, sub="status", old=pod_on("node-a"), new=pod_on("node-a", phase="Running")),
+            None,
+        ),
         (
             attrs("UPDATE", PODS, NODE_A, name="p", sub="status", old=pod_on("node-b"), new=pod_on("node-b")),
             'pods "p" is forbidden: node "node-a" can only update pod status for pods with spec.nodeName set to itself',
         ),
         (
-            attrs("UPDATE", PODS, NODE_A, name="p", sub="status", old=pod_on("node-a"),
-                  new=pod_on("node-a", resourceClaimStatuses=[{"name": "gpu", "resourceClaimName": "c"}])),
+            attrs(
+                "UPDATE",
+                PODS,
+                NODE_A,
+                name="p",
+                sub="status",
+                old=pod_on("node-a"),
+                new=pod_on("node-a", resourceClaimStatuses=[{"name": "gpu", "resourceClaimName": "c"}]),
+            ),
             'pods "p" is forbidden: node "node-a" cannot update resource claim statues',
         ),
         (attrs("DELETE", PODS, NODE_A, old=pod_on("node-a")), None),
@@ -93,7 +105,7 @@ def admit(a: Attributes, anonymous_writes: bool = False) -> str | None:
         ),
         (
             attrs("CREATE", CLAIMS, NODE_A, name="c"),
-            'resourceclaims.resource.k8s.io "c" is forbidden: User "system:node:node-a" cannot create resource '
+            'resourceclaims.resource.k8s.io is forbidden: User "system:node:node-a" cannot create resource '
             '"resourceclaims" in API group "resource.k8s.io" in the namespace "default"',
         ),
         (attrs("CREATE", PODS, SCHED, sub="binding"), None),
@@ -107,12 +119,12 @@ def admit(a: Attributes, anonymous_writes: bool = False) -> str | None:
         (attrs("CREATE", CLAIMS, ADMIN), None),
         (
             attrs("CREATE", CLAIMS, BOB, name="c"),
-            'resourceclaims.resource.k8s.io "c" is forbidden: User "bob" cannot create resource "resourceclaims" '
+            'resourceclaims.resource.k8s.io is forbidden: User "bob" cannot create resource "resourceclaims" '
             'in API group "resource.k8s.io" in the namespace "default"',
         ),
         (
             attrs("CREATE", CLAIMS, ANON, name="c"),
-            'resourceclaims.resource.k8s.io "c" is forbidden: User "system:anonymous" cannot create resource '
+            'resourceclaims.resource.k8s.io is forbidden: User "system:anonymous" cannot create resource '
             '"resourceclaims" in API group "resource.k8s.io" in the namespace "default"',
         ),
     ],

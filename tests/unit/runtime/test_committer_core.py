@@ -29,8 +29,15 @@ _ids = itertools.count()
 
 def req(op: str, group: str, resource: str, namespace: str, name: str, **kw: Any) -> Request:
     return Request(
-        id=kw.pop("id", f"r{next(_ids)}"), op=op, group=group, resource=resource,  # type: ignore[arg-type]
-        namespace=namespace, name=name, user=kw.pop("user", USER), reply_to="test", **kw,
+        id=kw.pop("id", f"r{next(_ids)}"),
+        op=op,
+        group=group,
+        resource=resource,  # type: ignore[arg-type]
+        namespace=namespace,
+        name=name,
+        user=kw.pop("user", USER),
+        reply_to="test",
+        **kw,
     )
 
 
@@ -58,8 +65,12 @@ def claim(name: str = "c", **spec: Any) -> dict[str, Any]:
 
 
 def pod(name: str = "p", **spec: Any) -> dict[str, Any]:
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": name, "namespace": "default"},
-            "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec}}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": "default"},
+        "spec": {"containers": [{"name": "c", "image": "busybox"}], **spec},
+    }
 
 
 def create_claim(core: CommitterCore, name: str = "c") -> dict[str, Any]:
@@ -121,7 +132,9 @@ def test_generate_name_retries_on_collision() -> None:
         del body["metadata"]["name"]
         body["metadata"]["generateName"] = "web-gpu-"
         bodies.append(body)
-    o1, o2 = commit(core, *(req("create", "resource.k8s.io", "resourceclaims", "default", "", object=b) for b in bodies))
+    o1, o2 = commit(
+        core, *(req("create", "resource.k8s.io", "resourceclaims", "default", "", object=b) for b in bodies)
+    )
     assert o1.object is not None and o2.object is not None
     assert o1.object["metadata"]["name"] == "web-gpu-aaaaa"
     assert o2.object["metadata"]["name"] == "web-gpu-bbbbb"
@@ -198,7 +211,10 @@ def test_no_new_finalizers_while_deleting() -> None:
     more = dict(o.object, metadata=dict(o.object["metadata"], finalizers=["a.example.com/x", "b.example.com/y"]))
     (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=more))
     assert o.code == 422 and o.status is not None
-    assert 'no new finalizers can be added if the object is being deleted, found new finalizers []string{"b.example.com/y"}' in o.status["message"]
+    assert (
+        'no new finalizers can be added if the object is being deleted, found new finalizers []string{"b.example.com/y"}'
+        in o.status["message"]
+    )
 
 
 @pytest.mark.parametrize(
@@ -207,8 +223,9 @@ def test_no_new_finalizers_while_deleting() -> None:
 def test_propagation_policy(policy: str, finalizer: str | None) -> None:
     core = make_core()
     create_claim(core)
-    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c",
-                            options={"propagationPolicy": policy}))
+    (o,) = commit(
+        core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": policy})
+    )
     if finalizer is None:
         assert [w.type for w in o.writes] == ["DELETED"]
         assert o.status is not None and o.status["status"] == "Success"
@@ -221,14 +238,19 @@ def test_propagation_policy(policy: str, finalizer: str | None) -> None:
     ("preconditions", "message"),
     [
         ({"uid": "other"}, "Precondition failed: UID in precondition: other, UID in object meta: uid-1"),
-        ({"resourceVersion": "1"}, "Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: "),
+        (
+            {"resourceVersion": "1"},
+            "Precondition failed: ResourceVersion in precondition: 1, ResourceVersion in object meta: ",
+        ),
     ],
 )
 def test_delete_preconditions(preconditions: dict[str, str], message: str) -> None:
     core = make_core()
     create_claim(core)
-    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c",
-                            options={"preconditions": preconditions}))
+    (o,) = commit(
+        core,
+        req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"preconditions": preconditions}),
+    )
     assert o.code == 409 and o.status is not None
     assert message in o.status["message"]
 
@@ -256,7 +278,12 @@ def test_unscheduled_pod_is_deleted_at_once() -> None:
 def test_binding_sets_node_and_condition_once() -> None:
     core = make_core()
     commit(core, req("create", "", "pods", "default", "p", object=pod()))
-    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": {"kind": "Node", "name": "n1"}}
+    binding = {
+        "apiVersion": "v1",
+        "kind": "Binding",
+        "metadata": {"name": "p"},
+        "target": {"kind": "Node", "name": "n1"},
+    }
     (o,) = commit(core, req("create", "", "pods", "default", "p", object=binding, options={"subresource": "binding"}))
     assert o.code == 201
     stored = core.index.get("core/pods/default/p")
@@ -265,7 +292,10 @@ def test_binding_sets_node_and_condition_once() -> None:
     assert [c["type"] for c in stored[1]["status"]["conditions"]] == ["PodScheduled"]
     (o,) = commit(core, req("create", "", "pods", "default", "p", object=binding, options={"subresource": "binding"}))
     assert o.code == 409 and o.status is not None
-    assert o.status["message"] == 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1"'
+    assert (
+        o.status["message"]
+        == 'Operation cannot be fulfilled on pods/binding "p": pod p is already assigned to node "n1"'
+    )
 
 
 def test_retried_request_id_is_not_applied_twice() -> None:
@@ -290,8 +320,10 @@ def test_same_key_twice_in_one_batch_sees_the_first_write() -> None:
 
 def test_dry_run_writes_nothing() -> None:
     core = make_core()
-    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim(),
-                            options={"dryRun": ["All"]}))
+    (o,) = commit(
+        core,
+        req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=claim(), options={"dryRun": ["All"]}),
+    )
     assert o.code == 201 and o.writes == []
     assert core.index.get("resource.k8s.io/resourceclaims/default/c") is None
 

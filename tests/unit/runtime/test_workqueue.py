@@ -61,7 +61,9 @@ async def test_two_workers_never_hold_the_same_key() -> None:
 
 @pytest.mark.looptime
 async def test_rate_limited_adds_back_off_exponentially() -> None:
-    q: WorkQueue[str] = WorkQueue(backoff=ExponentialBackoff(base=1.0, cap=8.0), bucket=TokenBucket(rate=1000, burst=1000))
+    q: WorkQueue[str] = WorkQueue(
+        backoff=ExponentialBackoff(base=1.0, cap=8.0), bucket=TokenBucket(rate=1000, burst=1000)
+    )
     loop = asyncio.get_running_loop()
     seen = []
     start = loop.time()
