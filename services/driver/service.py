@@ -1,0 +1,269 @@
+"""The driver service: informer, clients, slice publisher, plugin socket and (classic mode) controller.
+
+Why this module exists: one place decides what a driver process runs and in
+which order, so ``draplane driver``, ``draplane up`` and the tests start it the
+same way. `DriverService.run` starts the informer and clients, waits until
+the informer has caught up with the log, discovers devices, recovers
+prepared claims from the checkpoint, opens the plugin socket, publishes
+ResourceSlices and (with ``control_plane``) runs the classic controller,
+until it is cancelled. `DriverService.decommission` deletes the node's slices
+and returns (``draplane driver --decommission``); ``decommission_on_exit``
+does the same when `run` ends.
+
+Identities: the node part writes as ``system:node:<node>``; the controller
+as ``system:serviceaccount:kube-system:dra-controller``. With an empty
+``node`` the service is only the control-plane controller.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from prometheus_client import CollectorRegistry
+
+from services.api.authorization import DRA_CONTROLLER, NODE_PREFIX, NODES_GROUP
+from services.api.registry import RESOURCE_GROUP
+from services.bus.port import Bus
+from services.driver.cdi_files import CdiDirectory
+from services.driver.checkpoint import Checkpoint
+from services.driver.controller import RECHECK_DELAY, ClassicController
+from services.driver.lifecycle import stop
+from services.driver.metrics import DriverMetrics
+from services.driver.nvidia import Discovery, discover_devices
+from services.driver.plugin_api import ClaimRef, plugins_dir, socket_path
+from services.driver.plugin_socket import PluginServer
+from services.driver.prepare import FaultHook, Preparer
+from services.driver.publisher import SlicePublisher
+from services.runtime.client import Client
+from services.runtime.events import EventRecorder
+from services.runtime.informer import Informer
+from services.runtime.snapshot import SnapshotStore
+from topics.envelope import UserInfo
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DRIVER = "gpu.example.com"
+DRA_CONTROLLER_USER = UserInfo(
+    DRA_CONTROLLER, ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated")
+)
+
+
+def node_user(node: str) -> UserInfo:
+    """The identity a node's components (driver, node agent) write with."""
+    return UserInfo(f"{NODE_PREFIX}{node}", (NODES_GROUP, "system:authenticated"))
+
+
+@dataclass
+class DriverOptions:
+    """What one driver process serves (see `services.driver.command` for the flags)."""
+
+    node: str = ""
+    driver: str = DEFAULT_DRIVER
+    state_dir: Path = Path(".draplane/node")
+    inventory: Path | None = None
+    num_devices: int = 8
+    nvidia_smi: str | None = "nvidia-smi"
+    cdi_root: Path | None = None
+    control_plane: bool = False
+    decommission_on_exit: bool = False
+    client_timeout: float = 10.0
+    recheck_delay: float = RECHECK_DELAY
+    read_timeout: float = 10.0
+
+    @property
+    def cdi_dir(self) -> Path:
+        return self.cdi_root or self.state_dir / "cdi"
+
+    @property
+    def checkpoint_path(self) -> Path:
+        return plugins_dir(self.state_dir) / self.driver / "checkpoint.db"
+
+    @property
+    def socket_path(self) -> Path:
+        return socket_path(self.state_dir, self.driver)
+
+
+class InformerClaims:
+    """The preparer's view of claims and pods: the informer, read at the node agent's log position."""
+
+    def __init__(self, informer: Informer, *, timeout: float = 10.0) -> None:
+        self.informer = informer
+        self.timeout = timeout
+
+    async def claim(self, ref: ClaimRef) -> Mapping[str, Any] | None:
+        if ref.resource_version.isdigit():
+            with contextlib.suppress(TimeoutError):
+                await self.informer.wait_for(int(ref.resource_version), timeout=self.timeout)
+        return self.informer.store(RESOURCE_GROUP, "resourceclaims").get(ref.namespace, ref.name)
+
+    def pod(self, namespace: str, name: str) -> Mapping[str, Any] | None:
+        return self.informer.store("", "pods").get(namespace, name)
+
+    def claim_exists(self, namespace: str, name: str, uid: str) -> bool:
+        claim = self.informer.store(RESOURCE_GROUP, "resourceclaims").get(namespace, name)
+        return claim is not None and claim["metadata"].get("uid") == uid
+
+
+class DriverService:
+    """One driver (see module docstring); ``await run()`` until cancelled."""
+
+    def __init__(
+        self,
+        bus: Bus,
+        options: DriverOptions,
+        *,
+        informer: Informer | None = None,
+        snapshot: SnapshotStore | None = None,
+        devices: Sequence[dict[str, Any]] | None = None,
+        fault: FaultHook | None = None,
+    ) -> None:
+        if not options.node and not options.control_plane:
+            raise ValueError("a driver needs a node, or --control-plane, or both")
+        self.bus = bus
+        self.options = options
+        self._own_informer = informer is None
+        self.informer = informer or Informer(bus, snapshot=snapshot, name=f"driver-{options.node or 'controller'}")
+        self._devices = list(devices) if devices is not None else None
+        self.fault = fault
+        self.metrics = DriverMetrics()
+        self.ready = asyncio.Event()
+        self.discovery: Discovery | None = None
+        self.node_client: Client | None = None
+        self.controller_client: Client | None = None
+        self.publisher: SlicePublisher | None = None
+        self.preparer: Preparer | None = None
+        self.controller: ClassicController | None = None
+        self.server: PluginServer | None = None
+
+    @property
+    def registry(self) -> CollectorRegistry:
+        return self.metrics.registry
+
+    def _client(self, user: UserInfo) -> Client:
+        return Client(self.bus, user=user, informer=self.informer, timeout=self.options.client_timeout)
+
+    async def _discover(self) -> Discovery:
+        if self._devices is not None:
+            return Discovery("given", list(self._devices))
+        opts = self.options
+        return await discover_devices(
+            node=opts.node, inventory=opts.inventory, num_devices=opts.num_devices, nvidia_smi=opts.nvidia_smi
+        )
+
+    async def run(self) -> None:
+        opts = self.options
+        clients: list[Client] = []
+        recorders: list[EventRecorder] = []
+        tasks: list[asyncio.Task[None]] = []
+        try:
+            if opts.node:
+                self.node_client = self._client(node_user(opts.node))
+                clients.append(self.node_client)
+                self.publisher = SlicePublisher(
+                    self.informer, self.node_client, node=opts.node, driver=opts.driver, metrics=self.metrics
+                )
+                self.publisher.register()
+            if opts.control_plane:
+                self.controller_client = self._client(DRA_CONTROLLER_USER)
+                clients.append(self.controller_client)
+                recorder = EventRecorder(self.bus, component=f"resource driver {opts.driver}")
+                recorders.append(recorder)
+                self.controller = ClassicController(
+                    self.informer,
+                    self.controller_client,
+                    driver=opts.driver,
+                    metrics=self.metrics,
+                    recorder=recorder,
+                    recheck_delay=opts.recheck_delay,
+                )
+                self.controller.register()
+            if self._own_informer:
+                await self.informer.start()
+            for client in clients:
+                await client.start()
+            for recorder in recorders:
+                await recorder.start()
+            await self.informer.synced.wait()
+            if opts.node and self.publisher is not None:
+                self.discovery = await self._discover()
+                allocatable = {d["name"] for d in self.discovery.devices}
+                self.preparer = Preparer(
+                    driver=opts.driver,
+                    node=opts.node,
+                    allocatable=allocatable,
+                    checkpoint=Checkpoint(opts.checkpoint_path),
+                    cdi_dir=CdiDirectory(opts.cdi_dir, driver=opts.driver),
+                    source=InformerClaims(self.informer, timeout=opts.read_timeout),
+                    metrics=self.metrics,
+                    fault=self.fault,
+                )
+                await self.preparer.start()
+                cleaned = await self.preparer.recover()
+                if cleaned:
+                    log.info("removed leftovers of claims that are gone", extra={"uids": cleaned})
+                self.server = PluginServer(opts.socket_path, self.preparer.handle)
+                await self.server.start()
+                self.publisher.set_devices(self.discovery.devices)
+                tasks.append(asyncio.create_task(self.publisher.run(), name=f"publisher-{opts.node}"))
+                log.info(
+                    "driver ready",
+                    extra={
+                        "node": opts.node,
+                        "driver": opts.driver,
+                        "devices": len(self.discovery.devices),
+                        "source": self.discovery.source,
+                    },
+                )
+            if self.controller is not None:
+                tasks.append(asyncio.create_task(self.controller.run(), name=f"dra-controller-{opts.driver}"))
+            self.ready.set()
+            if tasks:
+                await asyncio.gather(*tasks)
+            else:
+                await asyncio.Event().wait()
+        finally:
+            await stop(tasks)
+            if self.server is not None:
+                await self.server.close()
+            if opts.decommission_on_exit and self.publisher is not None:
+                with contextlib.suppress(Exception):
+                    await self.publisher.decommission()
+            if self.preparer is not None:
+                with contextlib.suppress(Exception):
+                    await self.preparer.close()
+            for recorder in recorders:
+                with contextlib.suppress(Exception):
+                    await recorder.close()
+            for client in clients:
+                with contextlib.suppress(Exception):
+                    await client.close()
+            if self._own_informer:
+                with contextlib.suppress(Exception):
+                    await self.informer.stop()
+
+    async def decommission(self) -> None:
+        """Delete this node's ResourceSlices of this driver and return (``--decommission``)."""
+        opts = self.options
+        if not opts.node:
+            raise ValueError("decommissioning needs a node")
+        client = self._client(node_user(opts.node))
+        publisher = SlicePublisher(self.informer, client, node=opts.node, driver=opts.driver, metrics=self.metrics)
+        publisher.register()
+        try:
+            if self._own_informer:
+                await self.informer.start()
+            await client.start()
+            await self.informer.synced.wait()
+            await publisher.decommission()
+        finally:
+            with contextlib.suppress(Exception):
+                await client.close()
+            if self._own_informer:
+                with contextlib.suppress(Exception):
+                    await self.informer.stop()

@@ -1,0 +1,107 @@
+"""The node agent's record of claims on this node: which pods use them and what the drivers prepared.
+
+Why this module exists: kubelet's DRA manager keeps a checkpointed
+"claim info" cache (``dra_manager_state``): a claim is recorded with the
+pod that needs it *before* the driver is asked to prepare it, marked prepared
+afterwards with its CDI devices, and unprepared only when the last pod on the
+node that uses it is gone. After a restart, the node agent still knows which
+claims to unprepare for pods deleted while it was down. The cache is a JSON
+file written atomically (temporary file, fsync, rename) after each change.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+@dataclass
+class ClaimInfo:
+    """One claim on this node (``ClaimInfo``)."""
+
+    uid: str
+    namespace: str
+    name: str
+    drivers: list[str]
+    pod_uids: set[str] = field(default_factory=set)
+    prepared: bool = False
+    devices: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # driver -> plugin API devices
+
+    def all_devices(self) -> list[dict[str, Any]]:
+        return [d for driver in self.drivers for d in self.devices.get(driver, ())]
+
+    def to_wire(self) -> dict[str, Any]:
+        return {
+            "uid": self.uid,
+            "namespace": self.namespace,
+            "name": self.name,
+            "drivers": self.drivers,
+            "podUIDs": sorted(self.pod_uids),
+            "prepared": self.prepared,
+            "devices": self.devices,
+        }
+
+    @classmethod
+    def from_wire(cls, raw: Mapping[str, Any]) -> ClaimInfo:
+        return cls(
+            uid=str(raw["uid"]),
+            namespace=str(raw.get("namespace", "")),
+            name=str(raw.get("name", "")),
+            drivers=[str(d) for d in raw.get("drivers") or ()],
+            pod_uids={str(u) for u in raw.get("podUIDs") or ()},
+            prepared=bool(raw.get("prepared")),
+            devices={str(k): list(v) for k, v in (raw.get("devices") or {}).items()},
+        )
+
+
+class ClaimCache:
+    """Claim infos by (namespace, name), persisted to ``path``."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._infos: dict[tuple[str, str], ClaimInfo] = {}
+
+    def __iter__(self) -> Iterator[ClaimInfo]:
+        return iter(list(self._infos.values()))
+
+    def __len__(self) -> int:
+        return len(self._infos)
+
+    def get(self, namespace: str, name: str) -> ClaimInfo | None:
+        return self._infos.get((namespace, name))
+
+    def put(self, info: ClaimInfo) -> None:
+        self._infos[(info.namespace, info.name)] = info
+
+    def remove(self, namespace: str, name: str) -> None:
+        self._infos.pop((namespace, name), None)
+
+    def load(self) -> None:
+        """Read the file (a missing or unreadable file is an empty cache)."""
+        try:
+            raw = orjson.loads(self.path.read_bytes())
+        except (FileNotFoundError, orjson.JSONDecodeError):
+            raw = {}
+        self._infos = {}
+        for entry in raw.get("claims") or ():
+            with contextlib.suppress(KeyError, TypeError, ValueError):
+                self.put(ClaimInfo.from_wire(entry))
+
+    def save(self) -> None:
+        """Write the file atomically."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        data = orjson.dumps({"version": 1, "claims": [i.to_wire() for i in self._infos.values()]})
+        tmp = self.path.with_name(f".{self.path.name}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
