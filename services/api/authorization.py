@@ -31,6 +31,7 @@ _RULES: dict[str, frozenset[str]] = {
         {
             "create pods/binding",
             "update pods/status",
+            "update resourceclaims",
             "update resourceclaims/status",
             "create podschedulingcontexts",
             "update podschedulingcontexts",
@@ -106,10 +107,13 @@ class Authorizer:
             if rules and (f"{verb} {resource}" in rules or f"{verb} *" in rules):
                 return
         scope = f'in the namespace "{attrs.namespace}"' if attrs.resource.namespaced else "at the cluster scope"
+        # RBAC judges the URL, as kube-apiserver's ForbiddenStatusError words it: the
+        # resource without its subresource, and no name when creating in a collection.
+        name = "" if attrs.operation == "CREATE" and not attrs.subresource else attrs.name
         raise st.forbidden(
             attrs.resource.group,
-            attrs.resource.plural if not attrs.subresource else resource,
-            attrs.name,
+            attrs.resource.plural,
+            name,
             f'User "{user.name}" cannot {verb} resource "{resource}" in API group "{attrs.resource.group}" {scope}',
         )
 

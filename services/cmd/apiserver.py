@@ -31,6 +31,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--tls-cert-file", help="serve HTTPS with this certificate")
     p.add_argument("--tls-private-key-file", help="the certificate's key")
     p.add_argument("--max-request-bytes", type=int, default=3 * 1024 * 1024, help="request body limit (413 above)")
+    p.add_argument(
+        "--max-watches-per-user",
+        type=int,
+        default=64,
+        help="concurrent watch streams one user may hold (429 above; 0: no limit)",
+    )
     p.add_argument("--no-committer", action="store_true", help="serve reads only; never take the committer role")
     p.set_defaults(run=run)
 
@@ -47,6 +53,7 @@ def config_from(args: argparse.Namespace) -> ApiserverConfig:
         certfile=args.tls_cert_file,
         keyfile=args.tls_private_key_file,
         max_body_bytes=args.max_request_bytes,
+        max_watches_per_user=args.max_watches_per_user,
         run_committer=not args.no_committer,
         gates=parse_gates(args.feature_gates),
     )

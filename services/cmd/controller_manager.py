@@ -12,6 +12,7 @@ from services.cmd.component import run_component
 from services.controllers.manager import ControllerManager
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
+from topics.declarations import declarations
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -32,6 +33,7 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         bus = open_bus(url)
         await bus.start()
+        await bus.ensure_topics(declarations())
         try:
             manager = ControllerManager(
                 bus,
