@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("apiserver", "replay", "up", "scheduler", "explain")
+SUBCOMMANDS = ("apiserver", "controller-manager", "driver", "explain", "nodeagent", "replay", "scheduler", "up")
 
 
 def build_parser() -> argparse.ArgumentParser:
