@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
-import logging
 import socket
-
-from aiohttp import web
+from pathlib import Path
 
 from services.bus import open_bus
-from services.cmd.common import (
-    DEFAULT_DATA,
-    add_bus_argument,
-    add_common_arguments,
-    default_bus,
-    parse_gates,
-    parse_listen,
-    run_until_signalled,
-)
+from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, parse_gates
+from services.cmd.component import run_component
 from services.runtime.logs import setup_logging
+from services.runtime.snapshot import SnapshotStore
 from services.scheduler.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -29,14 +20,12 @@ from services.scheduler.queue import (
 from services.scheduler.service import SchedulerConfig, SchedulerService
 from topics.declarations import declarations
 
-log = logging.getLogger(__name__)
-
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("scheduler", help="run the scheduler (queue, DRA plugin, structured allocator)")
     add_bus_argument(p)
     add_common_arguments(p)
-    p.add_argument("--data", default=DEFAULT_DATA, help="data directory of the embedded log (for the default --bus)")
+    p.add_argument("--data", default=DEFAULT_DATA, help="directory for the informer snapshot (and the default --bus)")
     p.add_argument(
         "--metrics-listen",
         default="",
@@ -72,25 +61,10 @@ def config_from(args: argparse.Namespace) -> SchedulerConfig:
     )
 
 
-async def serve_metrics(service: SchedulerService, listen: str) -> web.AppRunner:
-    """A tiny HTTP server for ``/metrics`` and ``/healthz`` (ready once the informer caught up)."""
-    host, port = parse_listen(listen)
-
-    async def metrics(_: web.Request) -> web.Response:
-        return web.Response(body=service.exposition(), content_type="text/plain", charset="utf-8")
-
-    async def healthz(_: web.Request) -> web.Response:
-        if service.ready.is_set():
-            return web.Response(text="ok")
-        return web.Response(status=503, text="informer not synced")
-
-    app = web.Application()
-    app.router.add_get("/metrics", metrics)
-    app.router.add_get("/healthz", healthz)
-    runner = web.AppRunner(app, access_log=None)
-    await runner.setup()
-    await web.TCPSite(runner, host, port).start()
-    return runner
+async def announce_ready(service: SchedulerService) -> None:
+    """One line on stdout once the informer has caught up and scheduling runs (for scripts and tests)."""
+    await service.ready.wait()
+    print("scheduler ready", flush=True)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,31 +75,19 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         bus = open_bus(url)
         await bus.start()
-        runner: web.AppRunner | None = None
-        task: asyncio.Task[None] | None = None
         try:
             await bus.ensure_topics(declarations())
-            service = SchedulerService(bus, config=config)
-            if args.metrics_listen:
-                runner = await serve_metrics(service, args.metrics_listen)
-            task = asyncio.create_task(service.run(), name="scheduler")
-            ready = asyncio.create_task(service.ready.wait())
-            await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
-            if ready.done():
-                print("scheduler ready", flush=True)
-            else:
+            service = SchedulerService(
+                bus, config=config, snapshot=SnapshotStore(Path(args.data) / "scheduler" / "view.db")
+            )
+            ready = asyncio.create_task(announce_ready(service))
+            try:
+                await run_component(
+                    "scheduler", service.run(), [service.registry], args.metrics_listen, service.ready.is_set
+                )
+            finally:
                 ready.cancel()
-            if not task.done():
-                signalled = asyncio.create_task(run_until_signalled())
-                await asyncio.wait({task, signalled}, return_when=asyncio.FIRST_COMPLETED)
-                signalled.cancel()
         finally:
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-            if runner is not None:
-                await runner.cleanup()
             await bus.close()
 
     asyncio.run(main())

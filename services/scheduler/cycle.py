@@ -21,6 +21,7 @@ from services.scheduler.cache import SchedulerCache
 from services.scheduler.framework import CycleState, Diagnosis, NodeScore, Pod
 from services.scheduler.messages import ERR_NO_NODES_AVAILABLE, fit_error_message
 from services.scheduler.node_info import NodeInfo, Snapshot, pod_key
+from services.scheduler.node_local_memo import pod_signature
 from services.scheduler.plugins._objects import meta
 from services.scheduler.profile import Profile
 from services.scheduler.status import Code, SchedulingError, Status, new_status
@@ -28,6 +29,7 @@ from services.scheduler.status import Code, SchedulingError, Status, new_status
 MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 FILTERED_BY_PRE_FILTER_RESULT = "node is filtered out by the prefilter result"
+DECISION_SCORED_NODES = 10  # nodes whose scores a decision record keeps (the best ones)
 
 
 class FitError(Exception):
@@ -93,6 +95,8 @@ class SchedulingAlgorithm:
         """The chosen node, or raise FitError / SchedulingError."""
         if snapshot.num_nodes() == 0:
             raise NoNodesAvailableError()
+        if state.pod_signature is None and self.profile.node_local:
+            state.pod_signature = pod_signature(pod)
         feasible, diagnosis = self.find_nodes_that_fit_pod(state, pod, snapshot)
         if not feasible:
             raise FitError(pod, snapshot.num_nodes(), diagnosis)
@@ -277,7 +281,8 @@ def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dic
     """A JSON-ready record of one attempt for the ``decisions`` topic.
 
     It lists, per node, the plugin that rejected the pod and its reasons, the
-    chosen node with its scores, and whatever plugins published under the
+    chosen node with its scores (and those of the runners-up, at most
+    ``DECISION_SCORED_NODES`` nodes), and whatever plugins published under the
     ``decision/`` cycle-state keys (DynamicResources publishes the allocation).
     """
     pod = outcome.pod
@@ -293,8 +298,13 @@ def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dic
         if outcome.result is not None:
             record["evaluatedNodes"] = outcome.result.evaluated_nodes
             record["feasibleNodes"] = outcome.result.feasible_nodes
-            record["scores"] = {s.name: s.score for s in outcome.result.scores}
-            record["pluginScores"] = {plugin: dict(scores) for plugin, scores in outcome.result.plugin_scores.items()}
+            # The best-scored nodes only: all feasible nodes (230 of 500) would make every record large.
+            best = sorted(outcome.result.scores, key=lambda s: -s.score)[:DECISION_SCORED_NODES]
+            record["scores"] = {s.name: s.score for s in best}
+            record["pluginScores"] = {
+                plugin: {s.name: scores[s.name] for s in best if s.name in scores}
+                for plugin, scores in outcome.result.plugin_scores.items()
+            }
     elif outcome.status is not None and outcome.status.code == Code.SKIP:
         record["result"] = "skipped"
     else:

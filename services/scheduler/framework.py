@@ -34,12 +34,14 @@ class StateNotFoundError(KeyError):
 class CycleState:
     """Per-attempt scratch space shared by the plugins of one scheduling cycle."""
 
-    __slots__ = ("_data", "skip_filter_plugins", "skip_score_plugins")
+    __slots__ = ("_data", "pod_signature", "skip_filter_plugins", "skip_score_plugins")
 
     def __init__(self) -> None:
         self._data: dict[str, Any] = {}
         self.skip_filter_plugins: set[str] = set()
         self.skip_score_plugins: set[str] = set()
+        # The pod spec's canonical encoding when node-local results may be remembered (node_local_memo).
+        self.pod_signature: bytes | None = None
 
     def write(self, key: str, value: Any) -> None:
         self._data[key] = value

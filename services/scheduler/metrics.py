@@ -108,16 +108,27 @@ class SchedulerMetrics:
             registry=registry,
         )
 
+        # Label children looked up once: the queue and the cache report on every change.
+        self._pending = {q: self.pending_pods.labels(queue=q) for q in ("active", "backoff", "unschedulable", "gated")}
+        self._cache = {t: self.cache_size.labels(type=t) for t in ("nodes", "pods", "assumed_pods")}
+
     # -- the QueueMetrics protocol used by queue.py
 
     def queue_incoming(self, queue: str, event: str) -> None:
         self.queue_incoming_pods.labels(queue=queue, event=event).inc()
 
     def set_pending(self, active: int, backoff: int, unschedulable: int, gated: int) -> None:
-        self.pending_pods.labels(queue="active").set(active)
-        self.pending_pods.labels(queue="backoff").set(backoff)
-        self.pending_pods.labels(queue="unschedulable").set(unschedulable)
-        self.pending_pods.labels(queue="gated").set(gated)
+        pending = self._pending
+        pending["active"].set(active)
+        pending["backoff"].set(backoff)
+        pending["unschedulable"].set(unschedulable)
+        pending["gated"].set(gated)
+
+    def set_cache_size(self, nodes: int, pods: int, assumed_pods: int) -> None:
+        cache = self._cache
+        cache["nodes"].set(nodes)
+        cache["pods"].set(pods)
+        cache["assumed_pods"].set(assumed_pods)
 
     def unschedulable_reason(self, plugin: str, profile: str, delta: int) -> None:
         self.unschedulable_pods.labels(plugin=plugin, profile=profile).inc(delta)

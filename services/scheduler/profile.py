@@ -34,12 +34,15 @@ from services.scheduler.framework import (
     ScorePlugin,
 )
 from services.scheduler.node_info import NodeInfo
+from services.scheduler.node_local_memo import MISSING, NodeLocalMemo, is_node_local
 from services.scheduler.plugins import names
 from services.scheduler.queue import DEFAULT_SCHEDULER_NAME
 from services.scheduler.queueing_hints import QueueingHintMap
 from services.scheduler.status import Code, SchedulingError, Status, as_status, new_status
 
 log = logging.getLogger(__name__)
+
+_FILTER_PLAN_KEY = "profile/filter-plan"
 
 DEFAULT_SCORE_WEIGHTS: Mapping[str, int] = {
     names.TAINT_TOLERATION: 3,
@@ -82,6 +85,12 @@ class Profile:
         self.bind_plugins = [p for p in self.plugins if isinstance(p, BindPlugin)]
         self.post_bind_plugins = [p for p in self.plugins if isinstance(p, PostBindPlugin)]
         self._hint_map = QueueingHintMap.from_plugins(self.plugins)
+        # Filter statuses and raw scores of node-local plugins, reused for the same pod spec and node version.
+        self.node_local = frozenset(p.name for p in self.plugins if is_node_local(p))
+        # isinstance against a runtime-checkable Protocol is slow: decide once.
+        self._normalizes = frozenset(p.name for p in self.score_plugins if isinstance(p, NormalizeScorePlugin))
+        self.filter_memo = NodeLocalMemo()
+        self.score_memo = NodeLocalMemo()
 
     # -- QueueProfile
 
@@ -134,21 +143,64 @@ class Profile:
         state.skip_filter_plugins = skip
         return result, returned
 
-    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+    def _filter_plan(self, state: CycleState) -> list[tuple[str, list[Any]]]:
+        """The active Filter plugins of this cycle in order, consecutive node-local ones grouped.
+
+        A group's name (non-empty) is its memo key: one remembered verdict per
+        group and node replaces one call per plugin. Plugins that are not
+        node-local form groups of one with an empty name.
+        """
+        plan: list[tuple[str, list[Any]]] | None = state.get(_FILTER_PLAN_KEY)
+        if plan is not None:
+            return plan
+        plan = []
+        remember = state.pod_signature is not None
         for plugin in self.filter_plugins:
             if plugin.name in state.skip_filter_plugins:
                 continue
+            local = remember and plugin.name in self.node_local
+            if local and plan and plan[-1][0]:
+                plan[-1][1].append(plugin)
+                plan[-1] = (f"{plan[-1][0]},{plugin.name}", plan[-1][1])
+            else:
+                plan.append((plugin.name if local else "", [plugin]))
+        state.write(_FILTER_PLAN_KEY, plan)
+        return plan
+
+    def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
+        signature = state.pod_signature
+        for group, plugins in self._filter_plan(state):
+            if group:
+                assert signature is not None
+                verdict = self.filter_memo.get(group, signature, node_info)
+                if verdict is MISSING:
+                    verdict, clean = self._filter_group(plugins, state, pod, node_info)
+                    if clean:
+                        self.filter_memo.put(group, signature, node_info, verdict)
+            else:
+                verdict, _ = self._filter_group(plugins, state, pod, node_info)
+            if verdict is None:
+                continue
+            name, status = verdict
+            if not status.is_rejected():
+                return _error('running "{plugin}" filter plugin: {err}', name, status)
+            return status.with_plugin(name)
+        return None
+
+    @staticmethod
+    def _filter_group(
+        plugins: Sequence[Any], state: CycleState, pod: Pod, node_info: NodeInfo
+    ) -> tuple[tuple[str, Status] | None, bool]:
+        """(plugin name and status of the first plugin that did not succeed, or None; no exception raised)."""
+        for plugin in plugins:
             try:
                 status = plugin.filter(state, pod, node_info)
             except Exception as err:
                 log.exception("Filter plugin %s failed", plugin.name)
-                status = as_status(err)
-            if status is None or status.is_success():
-                continue
-            if not status.is_rejected():
-                return _error('running "{plugin}" filter plugin: {err}', plugin.name, status)
-            return status.with_plugin(plugin.name)
-        return None
+                return (plugin.name, as_status(err)), False
+            if status is not None and not status.is_success():
+                return (plugin.name, status), True
+        return None, True
 
     async def run_post_filter(
         self, state: CycleState, pod: Pod, statuses: Mapping[str, Status], num_all_nodes: int
@@ -202,23 +254,26 @@ class Profile:
         names = [info.name for info in nodes]
         totals = [0] * len(nodes)
         per_plugin: dict[str, dict[str, int]] = {}
+        remembered = self._node_local_scores(plugins, state, pod, nodes)
         for plugin in plugins:
             score = plugin.score
-            values: list[int] = []
+            values: list[int] | None = remembered.get(plugin.name)
             try:
-                for info in nodes:
-                    value, status = score(state, pod, info)
-                    if status is not None and status.code != Code.SUCCESS:
-                        inner = f'plugin "{plugin.name}" failed with: {status.message()}'
-                        return [], {}, as_status(SchedulingError(f"running Score plugins: {inner}"))
-                    values.append(value)
+                if values is None:
+                    values = []
+                    for info in nodes:
+                        value, status = score(state, pod, info)
+                        if status is not None and status.code != Code.SUCCESS:
+                            inner = f'plugin "{plugin.name}" failed with: {status.message()}'
+                            return [], {}, as_status(SchedulingError(f"running Score plugins: {inner}"))
+                        values.append(value)
             except Exception as err:
                 log.exception("Score plugin %s failed", plugin.name)
                 inner = f'plugin "{plugin.name}" failed with: {err}'
                 return [], {}, as_status(SchedulingError(f"running Score plugins: {inner}"))
-            if isinstance(plugin, NormalizeScorePlugin):
+            if plugin.name in self._normalizes:
                 scores = [NodeScore(n, v) for n, v in zip(names, values, strict=True)]
-                status = plugin.normalize_score(state, pod, scores)
+                status = plugin.normalize_score(state, pod, scores)  # type: ignore[attr-defined]
                 if status is not None and not status.is_success():
                     inner = f'plugin "{plugin.name}" failed with: {status.message()}'
                     return [], {}, as_status(SchedulingError(f"running Normalize on Score plugins: {inner}"))
@@ -238,6 +293,40 @@ class Profile:
         if not plugins:
             totals = [1] * len(nodes)
         return [NodeScore(n, t) for n, t in zip(names, totals, strict=True)], per_plugin, None
+
+    def _node_local_scores(
+        self, plugins: Sequence[Any], state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> dict[str, list[int]]:
+        """Raw scores of the node-local plugins, node by node, with one memo entry per node.
+
+        Any failure returns nothing, so the caller recomputes plugin by plugin
+        and reports the first failure exactly as without the memo.
+        """
+        signature = state.pod_signature
+        local = [p for p in plugins if p.name in self.node_local] if signature is not None else []
+        if not local:
+            return {}
+        assert signature is not None
+        group = ",".join(p.name for p in local)
+        memo = self.score_memo
+        columns: list[list[int]] = [[] for _ in local]
+        for info in nodes:
+            row = memo.get(group, signature, info)
+            if row is MISSING:
+                computed: list[int] = []
+                for plugin in local:
+                    try:
+                        value, status = plugin.score(state, pod, info)
+                    except Exception:
+                        return {}
+                    if status is not None and status.code != Code.SUCCESS:
+                        return {}
+                    computed.append(value)
+                row = tuple(computed)
+                memo.put(group, signature, info, row)
+            for column, value in zip(columns, row, strict=True):
+                column.append(value)
+        return {plugin.name: column for plugin, column in zip(local, columns, strict=True)}
 
     # -- Reserve / Unreserve
 

@@ -25,7 +25,7 @@ import asyncio
 import heapq
 import itertools
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -198,6 +198,7 @@ class PriorityQueue:
         key = pinfo.key
         self._backoff[key] = (seq, pinfo)
         heapq.heappush(self._backoff_heap, (self.backoff_expiry(pinfo), seq, key))
+        self._broadcast()  # a waiting pop must learn the new (possibly earlier) deadline
 
     def _backoff_remove(self, key: str) -> QueuedPodInfo | None:
         entry = self._backoff.pop(key, None)
@@ -225,6 +226,7 @@ class PriorityQueue:
             seq = next(self._seq)
             self._unschedulable_seq[key] = (seq, pinfo.timestamp)
             heapq.heappush(self._unschedulable_heap, (pinfo.timestamp, seq, key))
+            self._broadcast()  # its unschedulable timeout is a new deadline for a waiting pop
 
     def _unschedulable_remove(self, key: str) -> QueuedPodInfo | None:
         self._gated.discard(key)
@@ -490,9 +492,24 @@ class PriorityQueue:
         """Offer a cluster event to every unschedulable pod (MoveAllToActiveOrBackoffQueue)."""
         if not self._is_event_of_interest(event):
             return
-        candidates = [p for p in self._unschedulable.values() if pre_check is None or pre_check(p.pod)]
+        keys = self._narrowed(event, old, new)
+        if keys is None:
+            pods: Iterable[QueuedPodInfo] = self._unschedulable.values()
+        else:
+            pods = (p for k in keys if (p := self._unschedulable.get(k)) is not None)
+        candidates = [p for p in pods if pre_check is None or pre_check(p.pod)]
         self._move_pods(candidates, event, old, new)
         self._report_pending()
+
+    def _narrowed(self, event: ClusterEvent, old: Obj | None, new: Obj | None) -> set[str] | None:
+        """The only pod keys worth asking about ``event`` (see queueing_hints: event narrowing), or None."""
+        keys: set[str] = set()
+        for profile in self._profiles.values():
+            found = profile.hint_map.narrow(event, old, new)
+            if found is None:
+                return None
+            keys |= found
+        return keys
 
     def on_object_change(
         self,

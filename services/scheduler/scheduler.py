@@ -135,9 +135,7 @@ class SchedulerCore:
             observe(resource, old, new)
         self.queue.on_object_change(resource, old, new, is_assumed=self.cache.is_assumed, dra_enabled=self.dra_enabled)
         if self.metrics is not None:
-            self.metrics.cache_size.labels(type="nodes").set(self.cache.node_count())
-            self.metrics.cache_size.labels(type="pods").set(self.cache.pod_count())
-            self.metrics.cache_size.labels(type="assumed_pods").set(self.cache.assumed_count())
+            self.metrics.set_cache_size(self.cache.node_count(), self.cache.pod_count(), self.cache.assumed_count())
 
     # ------------------------------------------------------------- attempts
 

@@ -68,6 +68,7 @@ class ClaimAssumeCache:
         self._key_by_uid: dict[str, str] = {}
         self._devices_of: dict[str, frozenset[DeviceID]] = {}
         self._counts: Counter[DeviceID] = Counter()
+        self._pool_generations: dict[tuple[str, str], int] = {}  # (driver, pool) -> changes of its usage
 
     # ------------------------------------------------------------- reads
 
@@ -90,6 +91,14 @@ class ClaimAssumeCache:
 
     def allocated_devices(self) -> AllocatedDevices:
         return AllocatedDevices(self._counts)
+
+    def pool_generation(self, driver: str, pool: str) -> int:
+        """How often the set of allocated devices in this pool changed (in-flight ones included)."""
+        return self._pool_generations.get((driver, pool), 0)
+
+    def pool_generations(self) -> Mapping[tuple[str, str], int]:
+        """All pools' generations (read-only; absent means 0), for callers that look up many."""
+        return self._pool_generations
 
     def is_assumed(self, namespace: str, name: str) -> bool:
         return f"{namespace}/{name}" in self._assumed
@@ -182,5 +191,8 @@ class ClaimAssumeCache:
                 del self._counts[device]
         for device in new:
             self._counts[device] += 1
+        generations = self._pool_generations
+        for driver, pool, _ in old ^ new:
+            generations[(driver, pool)] = generations.get((driver, pool), 0) + 1
         if new:
             self._devices_of[key] = new

@@ -1,4 +1,9 @@
-"""A minimal dict-backed Lister, fed from informer changes (for wiring and tests)."""
+"""A minimal dict-backed Lister, fed from informer changes (for wiring and tests).
+
+``version`` counts changes, so a consumer can keep something derived from the
+whole store (the DynamicResources plugin keeps its ResourceSlice index) until
+the store changes.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +16,7 @@ class ObjectStore:
 
     def __init__(self, objects: Iterable[Mapping[str, Any]] = ()) -> None:
         self._objects: dict[tuple[str, str], Mapping[str, Any]] = {}
+        self.version = 0
         for obj in objects:
             self.put(obj)
 
@@ -21,9 +27,11 @@ class ObjectStore:
 
     def put(self, obj: Mapping[str, Any]) -> None:
         self._objects[self._key(obj)] = obj
+        self.version += 1
 
     def remove(self, obj: Mapping[str, Any]) -> None:
         self._objects.pop(self._key(obj), None)
+        self.version += 1
 
     def observe(self, old: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> None:
         if new is None:

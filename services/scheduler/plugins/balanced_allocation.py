@@ -26,6 +26,7 @@ _PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_BALANCED_ALLOCATION
 
 class BalancedAllocation:
     name = names.NODE_RESOURCES_BALANCED_ALLOCATION
+    node_local = True  # Filter/Score depend only on the pod spec and the NodeInfo (node_local_memo)
 
     def __init__(self, *, resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES) -> None:
         self._resources = tuple(resources)

@@ -30,9 +30,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.api.status import StatusError
-from services.scheduler.allocator import AllocationError, Allocator, Features, SelectorCache
+from services.scheduler.allocator import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
+from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
 from services.scheduler.dra.resourceclaim import (
     FINALIZER,
@@ -116,6 +117,9 @@ class StateData:
     unavailable_claims: set[int] = field(default_factory=set)
     node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     pre_scored: bool = False
+    memo_prefix: tuple[bytes, int, int] | None = None  # (claims signature, classes and slices versions) for the memo
+    # Every claim is structured and unallocated, without node filters: Filter only needs to allocate.
+    allocate_only: bool = False
 
 
 class DynamicResources:
@@ -150,6 +154,15 @@ class DynamicResources:
         self.selector_cache = selector_cache or SelectorCache()
         self._retry_delays = tuple(conflict_retry_delays)
         self._sleep = sleep
+        self._slice_index: SliceIndex | None = None
+        self._slice_index_version: int | None = None
+        self.memo = AllocationMemo()
+        self._pool_generations = self.claims.pool_generations()  # a live view, looked up per node
+        # (namespace, claim name) -> keys of the pods that name it (spec or status), for narrow_event
+        self._pods_by_claim: dict[tuple[str, str], set[str]] = {}
+        self._indexing_pods = False  # the index is complete only when every pod change comes through observe
+        # node name -> (node object, its identity, (driver, pool) of the pools it reaches or None) for the index
+        self._node_pools: dict[str, tuple[Mapping[str, Any], Any, tuple[tuple[str, str], ...] | None]] = {}
 
     # ------------------------------------------------------------ informers
 
@@ -163,6 +176,10 @@ class DynamicResources:
         if resource == Resource.RESOURCE_CLAIM:
             self.claims.observe(old, new)
             return
+        if resource == Resource.POD:
+            self._indexing_pods = True
+            self._index_pod(old, new)
+            return
         lister: Any = {
             Resource.DEVICE_CLASS: self.classes,
             Resource.RESOURCE_SLICE: self.slices,
@@ -172,7 +189,61 @@ class DynamicResources:
         if callable(observe):
             observe(old, new)
 
+    def slice_index(self) -> SliceIndex:
+        """The ResourceSlices indexed for per-node pool gathering, rebuilt only when they changed.
+
+        The index also remembers each node's pools, and the selector cache each
+        pool's device list, so keeping it across pods saves the per-pod rebuild
+        that dominated the scheduling cycle. A lister without a ``version``
+        (change counter) gets a fresh index every time.
+        """
+        version = getattr(self.slices, "version", None)
+        if self._slice_index is None or version is None or version != self._slice_index_version:
+            self._slice_index = SliceIndex(self.slices.list())
+            self._slice_index_version = version
+            self._node_pools.clear()
+        return self._slice_index
+
     # -------------------------------------------------------------- events
+
+    def _index_pod(self, old: Obj | None, new: Obj | None) -> None:
+        before = _referenced_claims(old) if old is not None else ()
+        after = _referenced_claims(new) if new is not None else ()
+        if before == after:
+            return
+        if old is not None:
+            key = _pod_key(old)
+            for claim in before:
+                pods = self._pods_by_claim.get(claim)
+                if pods is not None:
+                    pods.discard(key)
+                    if not pods:
+                        del self._pods_by_claim[claim]
+        if new is not None:
+            key = _pod_key(new)
+            for claim in after:
+                self._pods_by_claim.setdefault(claim, set()).add(key)
+
+    def narrow_event(self, event: ClusterEvent, old: Obj | None, new: Obj | None) -> set[str] | None:
+        """The only pods whose DynamicResources hints can say Queue for this event (None: any pod may).
+
+        A claim change matters to every pod only when it deallocates a
+        structured claim; otherwise only to pods that name the claim. A
+        PodSchedulingContext matters only to the pod of the same name.
+        """
+        if not self._indexing_pods:
+            return None
+        if event.resource == Resource.RESOURCE_CLAIM and new is not None:
+            old_alloc = allocation(old) if old is not None else None
+            if old_alloc is not None and not old_alloc.get("controller") and allocation(new) is None:
+                return None
+            claim_meta = meta(new)
+            return set(
+                self._pods_by_claim.get((str(claim_meta.get("namespace", "")), str(claim_meta.get("name", ""))), ())
+            )
+        if event.resource == Resource.POD_SCHEDULING_CONTEXT and new is not None:
+            return {_pod_key(new)}
+        return None
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self.enabled:
@@ -242,6 +313,12 @@ class DynamicResources:
         expect_kind(new, "ResourceClaim")
         if new is None:
             return QueueingHint.QUEUE_SKIP  # deletes are not registered; nothing to gain from one
+        old_alloc = allocation(old) if old is not None else None
+        deallocated = old_alloc is not None and not old_alloc.get("controller") and allocation(new) is None
+        if not deallocated and not _may_reference(pod, new):
+            # Shortcut, same verdict: only a deallocation can help a pod that does not use this claim,
+            # and a pod whose claims cannot be found is skipped either way.
+            return QueueingHint.QUEUE_SKIP
         modified_uid = uid(new)
         uses_claim = False
 
@@ -254,8 +331,7 @@ class DynamicResources:
             self.foreach_pod_resource_claim(pod, check)
         except ClaimLookupError:
             return QueueingHint.QUEUE_SKIP
-        old_alloc = allocation(old) if old is not None else None
-        if old_alloc is not None and not old_alloc.get("controller") and allocation(new) is None:
+        if deallocated:
             # A structured claim was deallocated: devices may have become free for this pod.
             return QueueingHint.QUEUE
         if not uses_claim:
@@ -317,9 +393,7 @@ class DynamicResources:
 
     # ------------------------------------------------------------ PreFilter
 
-    def pre_filter(
-        self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[None, Status | None]:
+    def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> tuple[None, Status | None]:
         if not self.enabled:
             return None, new_status(Code.SKIP)
         s = StateData()
@@ -398,13 +472,19 @@ class DynamicResources:
                 to_allocate,
                 self.claims.allocated_devices(),
                 {str(meta(c).get("name", "")): c for c in self.classes.list()},
-                self.slices.list(),
+                self.slice_index(),
                 features=self.features,
                 cache=self.selector_cache,
             )
             s.claims_to_allocate = to_allocate
+            classes_version = getattr(self.classes, "version", None)
+            if self._slice_index_version is not None and classes_version is not None:
+                s.memo_prefix = (claims_signature(to_allocate), int(classes_version), self._slice_index_version)
         s.claims = claims
         s.pod_claim_names = pod_claim_names
+        s.allocate_only = len(to_allocate) == len(claims) and all(
+            info.available_on_nodes is None and info.scheduling_status is None for info in s.infos
+        )
         return None, None
 
     # --------------------------------------------------------------- Filter
@@ -419,14 +499,26 @@ class DynamicResources:
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not self.enabled:
             return None
-        try:
-            s = self._state(state)
-        except (StateNotFoundError, TypeError) as err:
-            return as_status(err)
+        s = state.get(STATE_KEY)
+        if type(s) is not StateData:
+            try:
+                s = self._state(state)
+            except (StateNotFoundError, TypeError) as err:
+                return as_status(err)
         if not s.claims:
             return None
         node = node_info.node
         assert node is not None
+        if s.allocate_only and s.allocator is not None:
+            # The loop below would find nothing to check (see StateData.allocate_only).
+            try:
+                outcome = self._allocate(s, s.allocator, node, node_info.name)
+            except AllocationError as err:
+                return as_status(err)
+            if outcome is None or len(outcome) != len(s.claims_to_allocate):
+                return unschedulable(MSG_CANNOT_ALLOCATE_ALL)
+            s.node_allocations[node_info.name] = outcome
+            return None
         unavailable: list[int] = []
         for index, claim in enumerate(s.claims):
             info = s.infos[index]
@@ -449,7 +541,7 @@ class DynamicResources:
         allocations: list[dict[str, Any]] | None = None
         if s.allocator is not None:
             try:
-                allocations = s.allocator.allocate(node)
+                allocations = self._allocate(s, s.allocator, node, node_info.name)
             except AllocationError as err:
                 # Something is wrong with the claim or class: abort this attempt, retry with backoff.
                 return as_status(err)
@@ -462,6 +554,33 @@ class DynamicResources:
         if allocations is not None:
             s.node_allocations[node_info.name] = allocations
         return None
+
+    def _allocate(
+        self, s: StateData, allocator: Allocator, node: Mapping[str, Any], name: str
+    ) -> list[dict[str, Any]] | None:
+        """``allocator.allocate(node)``, or its remembered outcome for identical inputs (see allocation_memo)."""
+        key = None
+        if s.memo_prefix is not None and self._slice_index is not None:
+            known = self._node_pools.get(name)
+            if known is None or known[0] is not node:
+                try:
+                    pools: tuple[tuple[str, str], ...] | None = tuple(
+                        (pool.driver, pool.name) for pool in self._slice_index.pools_for(node)
+                    )
+                except PoolError:
+                    pools = None  # the allocator reports it
+                known = (node, node_identity(node), pools)
+                self._node_pools[name] = known
+            if known[2] is not None:
+                generations = self._pool_generations
+                key = (s.memo_prefix, known[1], tuple([generations.get(pool, 0) for pool in known[2]]))
+                remembered = self.memo.get(key)
+                if remembered is not MISSING:
+                    return remembered
+        allocations = allocator.allocate(node)
+        if key is not None:
+            self.memo.put(key, allocations)
+        return allocations
 
     # ----------------------------------------------------------- PostFilter
 
@@ -478,7 +597,7 @@ class DynamicResources:
             return None, new_status(Code.UNSCHEDULABLE, MSG_NO_CLAIMS_TO_DEALLOCATE)
         for index in sorted(s.unavailable_claims):
             claim = s.claims[index]
-            reserved = (status(claim).get("reservedFor") or [])
+            reserved = status(claim).get("reservedFor") or []
             if len(reserved) == 0 or (len(reserved) == 1 and reserved[0].get("uid") == uid(pod)):
                 structured = s.infos[index].structured
                 ctx = s.scheduling.scheduling_ctx
@@ -516,9 +635,7 @@ class DynamicResources:
         s.pre_scored = True
         if not s.claims:
             return None
-        pending = any(
-            allocation(claim) is None and not s.infos[i].structured for i, claim in enumerate(s.claims)
-        )
+        pending = any(allocation(claim) is None and not s.infos[i].structured for i, claim in enumerate(s.claims))
         if not pending:
             return None
         node_names = [info.name for info in nodes]
@@ -574,7 +691,8 @@ class DynamicResources:
                     )
                 )
             published: dict[str, Any] = {}
-            for claim, alloc in zip(s.claims_to_allocate, allocations, strict=True):
+            for claim, shared in zip(s.claims_to_allocate, allocations, strict=True):
+                alloc = copy.deepcopy(shared)  # outcomes may be shared with other pods (allocation memo)
                 index = next(i for i, c in enumerate(s.claims) if c is claim)
                 s.infos[index].allocation = alloc
                 in_flight = copy.deepcopy(dict(claim))
@@ -754,6 +872,31 @@ class DynamicResources:
         except StatusError as err:
             if err.code != 404:
                 log.error("delete PodSchedulingContext: %s", err)
+
+
+def _pod_key(obj: Mapping[str, Any]) -> str:
+    return f"{meta(obj).get('namespace', '')}/{meta(obj).get('name', '')}"
+
+
+def _referenced_claims(pod: Mapping[str, Any]) -> frozenset[tuple[str, str]]:
+    """(namespace, name) of every claim the pod names, directly or through its status."""
+    namespace = str(meta(pod).get("namespace", ""))
+    names = {pc.get("resourceClaimName") for pc in spec(pod).get("resourceClaims") or ()}
+    names.update(st.get("resourceClaimName") for st in status(pod).get("resourceClaimStatuses") or ())
+    return frozenset((namespace, str(n)) for n in names if n)
+
+
+def _may_reference(pod: Pod, claim: Mapping[str, Any]) -> bool:
+    """Whether the pod can refer to this claim at all: same namespace, and its name among the pod's claims."""
+    claim_meta = meta(claim)
+    pod_meta = meta(pod)
+    if claim_meta.get("namespace") != pod_meta.get("namespace"):
+        return False
+    name = claim_meta.get("name")
+    for pod_claim in spec(pod).get("resourceClaims") or ():
+        if pod_claim.get("resourceClaimName") == name:
+            return True
+    return any(s.get("resourceClaimName") == name for s in status(pod).get("resourceClaimStatuses") or ())
 
 
 class BindClaimError(Exception):

@@ -23,6 +23,7 @@ def fits(pod: Pod, node_info: NodeInfo) -> bool:
 
 class NodeName:
     name = names.NODE_NAME
+    node_local = True  # Filter/Score depend only on the pod spec and the NodeInfo (node_local_memo)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [ClusterEventWithHint(ClusterEvent(Resource.NODE, ActionType.ADD))]

@@ -110,6 +110,7 @@ def have_any_requested_resources_increased(pod: Pod, old: Obj, new: Obj) -> bool
 
 class NodeResourcesFit:
     name = names.NODE_RESOURCES_FIT
+    node_local = True  # Filter/Score depend only on the pod spec and the NodeInfo (node_local_memo)
 
     def __init__(
         self,

@@ -26,6 +26,7 @@ def pod_tolerates_unschedulable(tolerations: list[Toleration]) -> bool:
 
 class NodeUnschedulable:
     name = names.NODE_UNSCHEDULABLE
+    node_local = True  # Filter/Score depend only on the pod spec and the NodeInfo (node_local_memo)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

@@ -1,0 +1,778 @@
+"""Scheduler benchmark: kube's scheduler_perf DRA workloads, end to end through the log.
+
+    .venv/bin/python ops/bench/scheduler.py [--bus URL | --kafka HOST:PORT] [--workload NAME ...]
+        [--nodes 500] [--pods 2500] [--duration 10] [--json FILE] [--profile DIR] [--claim-controller]
+
+Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured parameters):
+
+- ``claim-template`` — SchedulingWithResourceClaimTemplate(Structured) 5000pods_500nodes:
+  500 nodes with 10 devices each, 2,500 init pods (scheduled, not measured), then
+  2,500 measured pods, each with one claim from a template.
+- ``steady-empty`` / ``steady-half`` / ``steady-full`` — SteadyStateClusterResourceClaimTemplate:
+  10 pods with template claims are kept pending for ``--duration`` seconds; a
+  bound pod is deleted (its claim released and deleted) and replaced at once.
+  Before that, 0, half of all, or all but 10 devices are taken by allocated
+  claims (``allocResourceClaims``: node after node).
+
+What runs, each in its own process, as in the compose stack:
+
+- the **committer** (``--role committer`` of this script: the bus, the committer
+  and the real admission chain);
+- the **scheduler**, exactly ``draplane scheduler --bus URL`` (optionally under
+  pyinstrument with ``--profile DIR``);
+- this process, the **load generator and observer**. It does the claim
+  controller's part itself (claim from the template, owned by the pod, and the
+  pod's ``status.resourceClaimStatuses``; in steady state: release and delete
+  the claim of a deleted pod), because the claim controller is measured on its
+  own (``ops/bench/claims.py``). ``--claim-controller`` runs the real
+  controller-manager in a fourth process instead.
+
+Figures: pods/s (average over the measured phase, and percentiles of 1-s
+buckets of binding times, as scheduler_perf's throughput collector samples
+them), create→bound latency p50/p90/p99 (log timestamps of the pod's create
+and binding records), scheduling attempts per pod (decision records), and
+CPU-seconds per measured pod of each process. It prints figures and never
+asserts on them. Without ``--bus``/``--kafka`` the embedded log in a temporary
+directory is used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import importlib.util
+import math
+import os
+import random
+import signal
+import string
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+SELF = Path(__file__).resolve()
+REPO = SELF.parents[2]
+if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
+    sys.path.insert(0, str(REPO))
+
+from services.bus import open_bus  # noqa: E402
+from services.bus.port import Bus  # noqa: E402
+from services.bus.urls import with_query  # noqa: E402
+from services.runtime.client import Client  # noqa: E402
+from services.runtime.informer import Change, Informer  # noqa: E402
+from services.scheduler.decisions import read_decisions  # noqa: E402
+from services.testing.harness import ADMIN, LogHarness  # noqa: E402
+
+RG = "resource.k8s.io"
+DRIVER = "test-driver.cdi.k8s.io"
+CLASS = "test-class"
+TEMPLATE = "test-claim-template"
+POD_CLAIM = "resource"
+POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
+STEADY_PENDING = 10  # scheduler_perf's steady-state createPods count
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+# -- workloads -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    title: str
+    nodes: int
+    devices_per_node: int = 10
+    init_pods: int = 0
+    measure_pods: int = 0
+    steady: bool = False
+    init_claims: int = 0  # steady state: allocated claims taking devices before the measurement
+    duration: float = 10.0
+
+    @property
+    def devices(self) -> int:
+        return self.nodes * self.devices_per_node
+
+
+def workloads(nodes: int, pods: int | None, duration: float) -> dict[str, Workload]:
+    devices = nodes * 10
+    measure = pods if pods is not None else devices // 2
+    init = min(measure, devices - measure)
+    return {
+        "claim-template": Workload(
+            "claim-template",
+            "SchedulingWithResourceClaimTemplate",
+            nodes,
+            init_pods=init,
+            measure_pods=measure,
+        ),
+        "steady-empty": Workload(
+            "steady-empty", "SteadyStateClusterResourceClaimTemplate/empty", nodes, steady=True, duration=duration
+        ),
+        "steady-half": Workload(
+            "steady-half",
+            "SteadyStateClusterResourceClaimTemplate/half",
+            nodes,
+            steady=True,
+            init_claims=devices // 2,
+            duration=duration,
+        ),
+        "steady-full": Workload(
+            "steady-full",
+            "SteadyStateClusterResourceClaimTemplate/full",
+            nodes,
+            steady=True,
+            init_claims=devices - STEADY_PENDING,
+            duration=duration,
+        ),
+    }
+
+
+# -- objects (scheduler_perf's templates, in v1alpha3) --------------------------------------
+
+
+def namespace(name: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}}
+
+
+def node(name: str) -> dict[str, Any]:
+    capacity = {"pods": "110", "cpu": "4", "memory": "32Gi"}
+    return {
+        "apiVersion": "v1",
+        "kind": "Node",
+        "metadata": {"name": name},
+        "spec": {},
+        "status": {
+            "capacity": capacity,
+            "allocatable": capacity,
+            "conditions": [{"type": "Ready", "status": "True"}],
+            "phase": "Running",
+        },
+    }
+
+
+def resource_slice(node_name: str, devices: int) -> dict[str, Any]:
+    """The test driver's slice: one pool per node, ``instance-<i>`` devices with A100 attributes."""
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceSlice",
+        "metadata": {"name": f"{node_name}-{DRIVER}"},
+        "spec": {
+            "driver": DRIVER,
+            "nodeName": node_name,
+            "pool": {"name": node_name, "generation": 1, "resourceSliceCount": 1},
+            "devices": [
+                {
+                    "name": f"instance-{i}",
+                    "basic": {
+                        "attributes": {
+                            "model": {"string": "A100"},
+                            "family": {"string": "GPU"},
+                            "driverVersion": {"version": "1.2.3"},
+                            "dra.example.com/numa": {"int": i},
+                        },
+                        "capacity": {"memory": "1Gi"},
+                    },
+                }
+                for i in range(devices)
+            ],
+        },
+    }
+
+
+def device_class() -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "DeviceClass",
+        "metadata": {"name": CLASS},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{DRIVER}"'}}]},
+    }
+
+
+def claim_spec() -> dict[str, Any]:
+    return {"devices": {"requests": [{"name": "req-0", "deviceClassName": CLASS}]}}
+
+
+def claim_template(ns: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceClaimTemplate",
+        "metadata": {"name": TEMPLATE, "namespace": ns},
+        "spec": {"spec": claim_spec()},
+    }
+
+
+def pod(ns: str, name: str) -> dict[str, Any]:
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": name, "namespace": ns},
+        "spec": {
+            "containers": [
+                {"name": "pause", "image": "registry.k8s.io/pause:3.9", "resources": {"claims": [{"name": POD_CLAIM}]}}
+            ],
+            "resourceClaims": [{"name": POD_CLAIM, "resourceClaimTemplateName": TEMPLATE}],
+        },
+    }
+
+
+def generated_claim(p: dict[str, Any]) -> dict[str, Any]:
+    """What the claim controller creates for the pod's template claim (1.28+ generated names)."""
+    meta = p["metadata"]
+    suffix = "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
+    return {
+        "apiVersion": "resource.k8s.io/v1alpha3",
+        "kind": "ResourceClaim",
+        "metadata": {
+            "name": f"{meta['name']}-{POD_CLAIM}-{suffix}",
+            "namespace": meta["namespace"],
+            "annotations": {POD_CLAIM_NAME_ANNOTATION: POD_CLAIM},
+            "ownerReferences": [
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "name": meta["name"],
+                    "uid": meta["uid"],
+                    "controller": True,
+                    "blockOwnerDeletion": True,
+                }
+            ],
+        },
+        "spec": claim_spec(),
+    }
+
+
+def allocation(node_name: str, device: str) -> dict[str, Any]:
+    return {
+        "devices": {"results": [{"request": "req-0", "driver": DRIVER, "pool": node_name, "device": device}]},
+        "nodeSelector": {
+            "nodeSelectorTerms": [{"matchFields": [{"key": "metadata.name", "operator": "In", "values": [node_name]}]}]
+        },
+    }
+
+
+# -- the committer role ----------------------------------------------------------------------
+
+
+async def run_committer(url: str) -> None:
+    async with LogHarness.running(url):
+        print("committer ready", flush=True)
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        await stop.wait()
+
+
+async def run_controller_manager(url: str) -> None:
+    from services.controllers.manager import ControllerManager
+
+    bus = open_bus(url)
+    await bus.start()
+    manager = ControllerManager(bus, garbage_collector=True)
+    task = asyncio.create_task(manager.run())
+    await manager.ready.wait()
+    print("controller-manager ready", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    await bus.close()
+
+
+# -- processes -------------------------------------------------------------------------------
+
+
+@dataclass
+class Process:
+    """A child process of the benchmark, with its CPU time from /proc."""
+
+    name: str
+    proc: asyncio.subprocess.Process
+
+    @classmethod
+    async def start(cls, name: str, argv: Sequence[str], ready: str, *, timeout: float = 120.0) -> Process:
+        env = {**os.environ, "PYTHONPATH": str(REPO)}
+        proc = await asyncio.create_subprocess_exec(
+            *argv, stdout=asyncio.subprocess.PIPE, stderr=None, env=env, cwd=str(REPO)
+        )
+        child = cls(name, proc)
+        assert proc.stdout is not None
+        deadline = time.monotonic() + timeout
+        while True:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                await child.stop()
+                raise RuntimeError(f"{name} did not get ready in {timeout:.0f} s")
+            line = await asyncio.wait_for(proc.stdout.readline(), remaining)
+            if not line:
+                raise RuntimeError(f"{name} exited before it was ready (status {await proc.wait()})")
+            if ready in line.decode(errors="replace"):
+                return child
+
+    def cpu_seconds(self) -> float:
+        try:
+            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return math.nan
+        return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+
+    async def stop(self, timeout: float = 30.0) -> None:
+        if self.proc.returncode is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                await asyncio.wait_for(self.proc.wait(), timeout)
+            except TimeoutError:
+                self.proc.kill()
+                await self.proc.wait()
+
+
+def self_cpu_seconds() -> float:
+    return time.process_time()
+
+
+# -- the observer and load generator ------------------------------------------------------------
+
+
+@dataclass
+class Observer:
+    """Log timestamps of every pod's create and binding, from an informer listener."""
+
+    created_ms: dict[str, int] = field(default_factory=dict)
+    bound_ms: dict[str, int] = field(default_factory=dict)
+    bound_event: asyncio.Event = field(default_factory=asyncio.Event)
+    on_bound: Callable[[dict[str, Any]], None] | None = None
+
+    def __call__(self, change: Change) -> None:
+        if change.resource != "pods" or change.group != "":
+            return
+        key = f"{change.namespace}/{change.name}"
+        if change.type == "ADDED":
+            self.created_ms.setdefault(key, change.timestamp_ms)
+        elif change.type == "MODIFIED" and key not in self.bound_ms:
+            if (change.object.get("spec") or {}).get("nodeName"):
+                self.bound_ms[key] = change.timestamp_ms
+                self.bound_event.set()
+                if self.on_bound is not None:
+                    self.on_bound(change.object)
+
+
+class Loader:
+    """Creates objects as admin, concurrently, and plays the claim controller for template pods."""
+
+    def __init__(self, client: Client, *, parallel: int, claim_controller: bool) -> None:
+        self.client = client
+        self.gate = asyncio.Semaphore(parallel)
+        self.claim_controller = claim_controller
+        self.claims: dict[str, str] = {}  # pod key -> claim name
+
+    async def create_all(self, group: str, plural: str, objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+        async def one(obj: dict[str, Any]) -> dict[str, Any]:
+            async with self.gate:
+                return await self.client.create(group, plural, obj)
+
+        return list(await asyncio.gather(*(one(o) for o in objects)))
+
+    async def create_pod(self, ns: str, name: str) -> None:
+        async with self.gate:
+            created = await self.client.create("", "pods", pod(ns, name))
+            if self.claim_controller:
+                return
+            c = await self.client.create(RG, "resourceclaims", generated_claim(created))
+            self.claims[f"{ns}/{name}"] = c["metadata"]["name"]
+            status = {"resourceClaimStatuses": [{"name": POD_CLAIM, "resourceClaimName": c["metadata"]["name"]}]}
+            await self.client.patch("", "pods", ns, name, {"status": status}, subresource="status")
+
+    async def create_pods(self, ns: str, names: Sequence[str]) -> None:
+        await asyncio.gather(*(self.create_pod(ns, n) for n in names))
+
+    async def delete_pod(self, ns: str, name: str) -> None:
+        """A steady-state pod is done: delete it, and (as the claim controller) release and delete its claim."""
+        async with self.gate:
+            await self.client.delete("", "pods", ns, name, gracePeriodSeconds=0)
+            claim_name = self.claims.pop(f"{ns}/{name}", None)
+            if self.claim_controller or claim_name is None:
+                return
+            current = self.client.get(RG, "resourceclaims", ns, claim_name)
+            if current is None:
+                return
+            released = await self.client.update_status(RG, "resourceclaims", {**current, "status": {}})
+            await self.client.update(
+                RG, "resourceclaims", {**released, "metadata": {**released["metadata"], "finalizers": []}}
+            )
+            await self.client.delete(RG, "resourceclaims", ns, claim_name)
+
+
+@dataclass
+class Result:
+    workload: str
+    title: str
+    bus: str
+    nodes: int
+    devices: int
+    measured_pods: int
+    seconds: float
+    pods_per_s: float
+    bucket_pods_per_s: dict[str, float]
+    latency_ms: dict[str, float]
+    attempts_per_pod: float
+    attempts_histogram: dict[str, int]
+    cpu_s_per_pod: dict[str, float]
+    cpu_s: dict[str, float]
+    setup_s: float
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    rank = q / 100 * (len(ordered) - 1)
+    low = math.floor(rank)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (rank - low)
+
+
+def throughput_buckets(start_ms: int, bound_ms: Sequence[int]) -> list[int]:
+    """Pods bound in each whole second after ``start_ms`` (the last, partial second is dropped)."""
+    if not bound_ms:
+        return []
+    seconds = (max(bound_ms) - start_ms) // 1000
+    counts = Counter((t - start_ms) // 1000 for t in bound_ms)
+    return [counts.get(i, 0) for i in range(max(seconds, 1))]
+
+
+@dataclass
+class Bench:
+    url: str
+    workload: Workload
+    args: argparse.Namespace
+    workdir: str
+    procs: dict[str, Process] = field(default_factory=dict)
+
+    async def start_processes(self) -> None:
+        me = [sys.executable, str(SELF)]
+        self.procs["committer"] = await Process.start(
+            "committer", [*me, "--role", "committer", "--bus", self.url], "committer ready"
+        )
+        scheduler = [sys.executable]
+        if self.args.profile:
+            if self.args.profiler == "cprofile":
+                out = Path(self.args.profile) / f"scheduler-{self.workload.name}.prof"
+                scheduler += ["-m", "cProfile", "-o", str(out)]
+            else:
+                out = Path(self.args.profile) / f"scheduler-{self.workload.name}.txt"
+                scheduler += ["-m", "pyinstrument", "--renderer", "text", "--outfile", str(out), "-i", "0.005"]
+        data = tempfile.mkdtemp(prefix="scheduler-", dir=self.workdir)  # its informer snapshot: fresh per run
+        scheduler += ["-m", "services.cli", "scheduler", "--bus", self.url, "--data", data]
+        scheduler += ["--log-level", "WARNING", "--plain-logs"]
+        self.procs["scheduler"] = await Process.start("scheduler", scheduler, "scheduler ready")
+        if self.args.claim_controller:
+            self.procs["controller-manager"] = await Process.start(
+                "controller-manager",
+                [*me, "--role", "controller-manager", "--bus", self.url],
+                "controller-manager ready",
+            )
+
+    async def stop_processes(self) -> None:
+        for proc in reversed(list(self.procs.values())):
+            # A profiled scheduler renders its profile on the way out: give it time.
+            await proc.stop(timeout=600.0 if self.args.profile and proc.name == "scheduler" else 30.0)
+
+    def cpu(self) -> dict[str, float]:
+        out = {name: proc.cpu_seconds() for name, proc in self.procs.items()}
+        out["load generator"] = self_cpu_seconds()
+        return out
+
+    async def run(self) -> Result:
+        await self.start_processes()
+        bus = open_bus(self.url)
+        await bus.start()
+        try:
+            return await self.measure(bus)
+        finally:
+            await bus.close()
+            await self.stop_processes()
+
+    async def measure(self, bus: Bus) -> Result:
+        w = self.workload
+        informer = Informer(bus, name="bench")
+        observer = Observer()
+        informer.add_listener(observer)
+        await informer.start()
+        await informer.wait_synced(120)
+        client = Client(bus, user=ADMIN, informer=informer, timeout=60.0)
+        await client.start()
+        loader = Loader(client, parallel=self.args.parallel, claim_controller=self.args.claim_controller)
+        try:
+            setup_started = time.monotonic()
+            await self.setup(loader)
+            if w.steady:
+                measured, started_ms, ended_ms, cpu0, cpu1 = await self.steady(loader, observer)
+            else:
+                measured, started_ms, ended_ms, cpu0, cpu1 = await self.batch(loader, observer, setup_started)
+            setup_s = time.monotonic() - setup_started - (ended_ms - started_ms) / 1000
+            attempts = await self.attempts(bus, measured)
+        finally:
+            await client.close()
+            await informer.stop()
+        bound = [observer.bound_ms[k] for k in measured if k in observer.bound_ms]
+        latencies = [observer.bound_ms[k] - observer.created_ms[k] for k in measured if k in observer.bound_ms]
+        buckets = throughput_buckets(started_ms, bound)
+        seconds = (ended_ms - started_ms) / 1000
+        n = len(bound)
+        cpu = {name: cpu1[name] - cpu0.get(name, 0.0) for name in cpu1}
+        histogram = Counter(attempts.values())
+        return Result(
+            workload=w.name,
+            title=w.title,
+            bus=self.url.split("://", 1)[0],
+            nodes=w.nodes,
+            devices=w.devices,
+            measured_pods=n,
+            seconds=seconds,
+            pods_per_s=n / seconds if seconds > 0 else math.nan,
+            bucket_pods_per_s={f"p{q}": percentile([float(b) for b in buckets], q) for q in (50, 90, 95, 99)},
+            latency_ms={f"p{q}": percentile([float(v) for v in latencies], q) for q in (50, 90, 99)},
+            attempts_per_pod=sum(attempts.values()) / len(attempts) if attempts else math.nan,
+            attempts_histogram={str(k): v for k, v in sorted(histogram.items())},
+            cpu_s_per_pod={name: value / n if n else math.nan for name, value in cpu.items()},
+            cpu_s=cpu,
+            setup_s=setup_s,
+        )
+
+    async def setup(self, loader: Loader) -> None:
+        w = self.workload
+        await loader.create_all("", "namespaces", [namespace("init"), namespace("test")])
+        names = [f"scheduler-perf-dra-{i:04d}" for i in range(w.nodes)]
+        await loader.create_all("", "nodes", [node(n) for n in names])
+        await loader.create_all(RG, "resourceslices", [resource_slice(n, w.devices_per_node) for n in names])
+        await loader.create_all(RG, "deviceclasses", [device_class()])
+        await loader.create_all(RG, "resourceclaimtemplates", [claim_template("init"), claim_template("test")])
+        if w.init_claims:
+            await self.allocate_init_claims(loader, names)
+
+    async def allocate_init_claims(self, loader: Loader, names: Sequence[str]) -> None:
+        """allocResourceClaims: claims in ``init`` allocated node after node, device after device."""
+        w = self.workload
+        slots = [(n, f"instance-{d}") for n in names for d in range(w.devices_per_node)][: w.init_claims]
+
+        async def one(i: int, where: tuple[str, str]) -> None:
+            async with loader.gate:
+                obj = {
+                    "apiVersion": "resource.k8s.io/v1alpha3",
+                    "kind": "ResourceClaim",
+                    "metadata": {"name": f"init-claim-{i:05d}", "namespace": "init"},
+                    "spec": claim_spec(),
+                }
+                created = await loader.client.create(RG, "resourceclaims", obj)
+                await loader.client.update_status(
+                    RG, "resourceclaims", {**created, "status": {"allocation": allocation(*where)}}
+                )
+
+        await asyncio.gather(*(one(i, s) for i, s in enumerate(slots)))
+
+    async def wait_bound(self, observer: Observer, keys: Sequence[str], timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while not all(k in observer.bound_ms for k in keys):
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                missing = sum(1 for k in keys if k not in observer.bound_ms)
+                raise RuntimeError(f"{missing} of {len(keys)} pods not bound after {timeout:.0f} s")
+            observer.bound_event.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(observer.bound_event.wait(), min(remaining, 1.0))
+
+    async def batch(
+        self, loader: Loader, observer: Observer, setup_started: float
+    ) -> tuple[list[str], int, int, dict[str, float], dict[str, float]]:
+        w = self.workload
+        init = [f"init-{i:05d}" for i in range(w.init_pods)]
+        await loader.create_pods("init", init)
+        await self.wait_bound(observer, [f"init/{n}" for n in init], timeout=self.args.timeout)
+        names = [f"test-{i:05d}" for i in range(w.measure_pods)]
+        keys = [f"test/{n}" for n in names]
+        cpu0 = self.cpu()
+        started_ms = int(time.time() * 1000)
+        creating = asyncio.create_task(loader.create_pods("test", names))
+        await self.wait_bound(observer, keys, timeout=self.args.timeout)
+        await creating
+        cpu1 = self.cpu()
+        ended_ms = max(observer.bound_ms[k] for k in keys)
+        first_created = min(observer.created_ms[k] for k in keys)
+        return keys, min(started_ms, first_created), ended_ms, cpu0, cpu1
+
+    async def steady(
+        self, loader: Loader, observer: Observer
+    ) -> tuple[list[str], int, int, dict[str, float], dict[str, float]]:
+        w = self.workload
+        counter = 0
+        measured: list[str] = []
+        replacing: set[asyncio.Task[None]] = set()
+        stopping = False
+
+        def next_name() -> str:
+            nonlocal counter
+            counter += 1
+            return f"steady-{counter:06d}"
+
+        async def replace(bound_pod: dict[str, Any]) -> None:
+            meta = bound_pod["metadata"]
+            await loader.delete_pod(meta["namespace"], meta["name"])
+            if not stopping:
+                name = next_name()
+                measured.append(f"test/{name}")
+                await loader.create_pod("test", name)
+
+        def on_bound(obj: dict[str, Any]) -> None:
+            if obj["metadata"]["namespace"] != "test":
+                return
+            task = asyncio.create_task(replace(obj))
+            replacing.add(task)
+            task.add_done_callback(replacing.discard)
+
+        observer.on_bound = on_bound
+        cpu0 = self.cpu()
+        started_ms = int(time.time() * 1000)
+        first = [next_name() for _ in range(STEADY_PENDING)]
+        measured += [f"test/{n}" for n in first]
+        await loader.create_pods("test", first)
+        await asyncio.sleep(w.duration)
+        stopping = True
+        ended_ms = int(time.time() * 1000)
+        cpu1 = self.cpu()
+        observer.on_bound = None
+        while replacing:
+            await asyncio.gather(*list(replacing), return_exceptions=True)
+        in_window = [k for k in measured if observer.bound_ms.get(k, ended_ms + 1) <= ended_ms]
+        return in_window, started_ms, ended_ms, cpu0, cpu1
+
+    async def attempts(self, bus: Bus, keys: Sequence[str]) -> dict[str, int]:
+        """Attempts per measured pod from the decision records (waiting for the last ones to land)."""
+        wanted = set(keys)
+        deadline = time.monotonic() + 30
+        while True:
+            counts: Counter[str] = Counter()
+            bound: set[str] = set()
+            for decision in await read_decisions(bus):
+                if decision.pod in wanted:
+                    counts[decision.pod] += 1
+                    if (decision.record.get("binding") or {}).get("result") == "bound":
+                        bound.add(decision.pod)
+            if bound >= wanted or time.monotonic() > deadline:
+                return {k: counts.get(k, 0) for k in keys}
+            await asyncio.sleep(0.5)
+
+
+# -- reporting ------------------------------------------------------------------------------------
+
+
+def report(result: Result) -> str:
+    b = result.bucket_pods_per_s
+    lat = result.latency_ms
+    cpu = ", ".join(f"{name} {value * 1000:.2f} ms" for name, value in result.cpu_s_per_pod.items())
+    lines = [
+        f"{result.title} on {result.bus}: {result.nodes} nodes, {result.devices} devices",
+        f"  measured pods      {result.measured_pods} in {result.seconds:.2f} s (setup {result.setup_s:.1f} s)",
+        f"  pods/s             average {result.pods_per_s:.1f}; 1-s buckets p50 {b['p50']:.0f}, p90 {b['p90']:.0f}, "
+        f"p95 {b['p95']:.0f}, p99 {b['p99']:.0f}",
+        f"  create→bound       p50 {lat['p50']:.0f} ms, p90 {lat['p90']:.0f} ms, p99 {lat['p99']:.0f} ms",
+        f"  attempts per pod   {result.attempts_per_pod:.3f} (histogram {result.attempts_histogram})",
+        f"  CPU per pod        {cpu}",
+    ]
+    return "\n".join(lines)
+
+
+def bus_url(args: argparse.Namespace, workdir: Path) -> str:
+    """A fresh log per workload: a new topic prefix on Kafka, a new file for the embedded log."""
+    prefix = f"bench{uuid.uuid4().hex[:8]}-"
+    if args.bus:
+        if args.bus.startswith("kafka://"):
+            return with_query(args.bus, prefix=prefix)
+        return str(args.bus)
+    if args.backend == "kafka":
+        kafka = args.kafka or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
+        if not kafka:
+            raise SystemExit("--backend kafka needs --kafka HOST:PORT or KAFKA_BOOTSTRAP_SERVERS")
+        return f"kafka://{kafka}?prefix={prefix}"
+    return f"sqlite://{workdir / (prefix + 'bus.db')}"
+
+
+def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    p.add_argument(
+        "--role", choices=["bench", "committer", "controller-manager"], default="bench", help=argparse.SUPPRESS
+    )
+    p.add_argument("--bus", help="a bus URL (kafka://…?prefix=… or sqlite:///…); default: a fresh log per workload")
+    p.add_argument("--backend", choices=["embedded", "kafka"], default="embedded", help="where fresh logs live")
+    p.add_argument("--kafka", help="Kafka bootstrap servers for --backend kafka (default: $KAFKA_BOOTSTRAP_SERVERS)")
+    p.add_argument(
+        "--workload",
+        action="append",
+        choices=["claim-template", "steady-empty", "steady-half", "steady-full"],
+        help="repeat for several (default: all)",
+    )
+    p.add_argument("--nodes", type=int, default=500, help="nodes with 10 devices each (default 500)")
+    p.add_argument("--pods", type=int, help="measured pods of claim-template (default: half the devices)")
+    p.add_argument("--duration", type=float, default=10.0, help="seconds of steady state (default 10)")
+    p.add_argument("--parallel", type=int, default=256, help="concurrent writes of the load generator")
+    p.add_argument("--timeout", type=float, default=900.0, help="give up when pods are not bound after this long")
+    p.add_argument("--claim-controller", action="store_true", help="run the controller-manager instead of faking it")
+    p.add_argument("--profile", help="directory for a profile of the scheduler process per workload")
+    p.add_argument(
+        "--profiler",
+        choices=["pyinstrument", "cprofile"],
+        default="pyinstrument",
+        help="pyinstrument (wall-clock call tree, .txt) or cProfile (CPU per function, .prof for pstats)",
+    )
+    p.add_argument("--json", help="write the results as JSON to this file")
+    return p.parse_args(argv)
+
+
+async def main_async(args: argparse.Namespace) -> int:
+    if args.role == "committer":
+        await run_committer(args.bus)
+        return 0
+    if args.role == "controller-manager":
+        await run_controller_manager(args.bus)
+        return 0
+    chosen = workloads(args.nodes, args.pods, args.duration)
+    names = args.workload or list(chosen)
+    if args.bus and not args.bus.startswith("kafka://") and len(names) > 1:
+        raise SystemExit("an embedded --bus holds one workload; pick one with --workload, or use --backend")
+    results: list[Result] = []
+    with tempfile.TemporaryDirectory(prefix="bench-scheduler-") as tmp:
+        for name in names:
+            url = bus_url(args, Path(tmp))
+            result = await Bench(url, chosen[name], args, tmp).run()
+            print(report(result), flush=True)
+            results.append(result)
+    if args.json:
+        write_json(args.json, results)
+    return 0
+
+
+def write_json(path: str, results: Sequence[Result]) -> None:
+    Path(path).write_bytes(orjson.dumps([asdict(r) for r in results], option=orjson.OPT_INDENT_2))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    if args.profile:
+        Path(args.profile).mkdir(parents=True, exist_ok=True)
+    return asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

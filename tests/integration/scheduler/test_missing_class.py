@@ -1,0 +1,79 @@
+"""A missing DeviceClass makes a pod unschedulable until the class appears; its Add event wakes the pod."""
+
+from __future__ import annotations
+
+import time
+
+from scheduler_scenario import RG, claim, device_class, eventually, pod, running_stack
+
+from services.scheduler.queue import UNSCHEDULABLE_PODS
+from tests.conftest import BusUrl
+
+MISSING_CLASS_MESSAGE = (
+    "0/1 nodes are available: request gpu: device class gpu.example.com does not exist. "
+    "no new claims to deallocate, preemption: 0/1 nodes are available: 1 Preemption is not helpful for scheduling."
+)
+
+
+async def test_pod_waits_for_its_device_class_without_retries_and_binds_within_a_second(bus_url: BusUrl) -> None:
+    async with running_stack(bus_url()) as stack:
+        await stack.node_with_devices("node-1", devices=1)
+        await stack.admin.create(RG, "resourceclaims", claim("train-gpu"))
+        created = await stack.admin.create("", "pods", pod("train", claim_name="train-gpu"))
+
+        await eventually(lambda: stack.attempts("unschedulable") == 1, what="the first attempt")
+        queue = stack.scheduler.core.queue
+        assert queue.where(created) == UNSCHEDULABLE_PODS
+        # The FailedScheduling Event and the pod's condition carry kube's message.
+        await stack.scheduler.flush()
+        (event,) = await stack.events("train")
+        assert (event["type"], event["reason"], event["message"]) == (
+            "Warning",
+            "FailedScheduling",
+            MISSING_CLASS_MESSAGE,
+        )
+        condition = await eventually(
+            lambda: next(
+                (
+                    c
+                    for c in (stack.pod("train") or {}).get("status", {}).get("conditions", [])
+                    if c["type"] == "PodScheduled"
+                ),
+                None,
+            ),
+            what="PodScheduled condition",
+        )
+        assert (condition["status"], condition["reason"], condition["message"]) == (
+            "False",
+            "Unschedulable",
+            MISSING_CLASS_MESSAGE,
+        )
+
+        # Let the pod's 1 s backoff run out: from here on only an event can bring it back.
+        pinfo = queue.get(created)
+        assert pinfo is not None
+        await eventually(lambda: not queue.is_backing_off(pinfo), timeout=5, what="backoff expired")
+        # Writing the condition (a status-only pod update) did not requeue it.
+        assert queue.where(created) == UNSCHEDULABLE_PODS
+        assert stack.attempts("unschedulable") == 1
+
+        started = time.monotonic()
+        await stack.admin.create(RG, "deviceclasses", device_class())
+        await eventually(lambda: stack.node_of("train"), timeout=5, what="train bound")
+        elapsed = time.monotonic() - started
+        assert elapsed < 1.0, f"bound {elapsed:.3f} s after the class was created"
+
+        decisions = await stack.decisions("train")
+        assert [(d.record["attempt"], d.record["result"]) for d in decisions] == [
+            (1, "unschedulable"),
+            (2, "scheduled"),
+        ]
+        assert decisions[0].record["message"] == MISSING_CLASS_MESSAGE
+        assert decisions[0].record["rejections"]["node-1"] == {
+            "plugin": "DynamicResources",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["request gpu: device class gpu.example.com does not exist"],
+        }
+        assert decisions[1].record["binding"]["result"] == "bound"
+        assert stack.attempts("unschedulable") == 1 and stack.attempts("scheduled") == 1
+        assert stack.sample("scheduler_queue_incoming_pods_total", queue="active", event="DeviceClassAdd") == 1

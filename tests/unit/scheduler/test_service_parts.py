@@ -1,0 +1,171 @@
+"""The pure parts of the scheduler service: messages, conditions, decision records, explain's text."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from services.scheduler import decisions
+from services.scheduler.explain import rejection_groups, render_pod
+from services.scheduler.pod_condition import condition_patch
+from services.scheduler.service import NOTE_LENGTH_LIMIT, truncate_message, visible_pod
+from topics.envelope import MalformedRecord
+
+NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
+
+
+def test_event_messages_are_cut_at_kubes_note_length_limit() -> None:
+    assert truncate_message("short") == "short"
+    exact = "x" * NOTE_LENGTH_LIMIT
+    assert truncate_message(exact) == exact
+    cut = truncate_message("y" * (NOTE_LENGTH_LIMIT + 1))
+    assert len(cut) == NOTE_LENGTH_LIMIT and cut.endswith("y ...")
+
+
+@pytest.mark.parametrize(
+    ("phase", "visible"), [("Pending", True), ("Running", True), ("Succeeded", False), ("Failed", False)]
+)
+def test_terminal_pods_are_invisible_to_the_scheduler(phase: str, visible: bool) -> None:
+    pod = {"metadata": {"name": "p"}, "status": {"phase": phase}}
+    assert (visible_pod(pod) is pod) is visible
+
+
+def test_condition_is_written_only_when_reason_or_message_change() -> None:
+    pod: dict = {"status": {}}
+    patch = condition_patch(pod, reason="Unschedulable", message="0/1 nodes are available: x.", now=NOW)
+    assert patch == {
+        "status": {
+            "conditions": [
+                {
+                    "type": "PodScheduled",
+                    "status": "False",
+                    "reason": "Unschedulable",
+                    "message": "0/1 nodes are available: x.",
+                    "lastTransitionTime": "2026-01-02T03:04:05Z",
+                }
+            ]
+        }
+    }
+    written = {"status": {"conditions": patch["status"]["conditions"]}}
+    assert condition_patch(written, reason="Unschedulable", message="0/1 nodes are available: x.", now=NOW) is None
+    later = datetime(2026, 1, 2, 3, 9, 0, tzinfo=UTC)
+    changed = condition_patch(written, reason="Unschedulable", message="0/1 nodes are available: y.", now=later)
+    assert changed is not None
+    # Still False: the transition time stays that of the first failure.
+    assert changed["status"]["conditions"][0]["lastTransitionTime"] == "2026-01-02T03:04:05Z"
+
+
+def test_decision_records_round_trip_and_reject_garbage() -> None:
+    record = decisions.with_context(
+        {"pod": "default/p", "uid": "u", "attempt": 1, "result": "scheduled", "node": "n1"},
+        started=NOW,
+        pod_resource_version="42",
+        cycle=7,
+    )
+    record = decisions.with_binding(record, node="n1", bound=True)
+    out = decisions.decision_record(record)
+    assert out.topic == "decisions" and out.key == b"default/p"
+    assert decisions.decode_decision(out.value) == {
+        "pod": "default/p",
+        "uid": "u",
+        "attempt": 1,
+        "result": "scheduled",
+        "node": "n1",
+        "time": "2026-01-02T03:04:05.000Z",
+        "podResourceVersion": "42",
+        "cycle": 7,
+        "binding": {"result": "bound", "node": "n1"},
+    }
+    for bad in (None, b"nope", b"[]", b'{"v": 99, "pod": "a", "result": "x"}', b'{"v": 1, "result": "x"}'):
+        with pytest.raises(MalformedRecord):
+            decisions.decode_decision(bad)
+
+
+def test_a_failed_binding_is_the_attempts_message() -> None:
+    failed = decisions.with_binding({"result": "scheduled"}, node="n1", bound=False, message="conflict")
+    assert failed["binding"] == {"result": "failed", "node": "n1", "message": "conflict"}
+    assert failed["message"] == "conflict"
+
+
+UNSCHEDULABLE = {
+    "pod": "default/train",
+    "uid": "u1",
+    "attempt": 1,
+    "time": "2026-01-02T03:04:05.000Z",
+    "result": "unschedulable",
+    "message": "0/3 nodes are available: 1 Insufficient cpu, 2 cannot allocate all claims. still not schedulable",
+    "rejections": {
+        "n1": {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": ["Insufficient cpu"]},
+        "n2": {
+            "plugin": "DynamicResources",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["cannot allocate all claims"],
+        },
+        "n3": {
+            "plugin": "DynamicResources",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["cannot allocate all claims"],
+        },
+    },
+}
+SCHEDULED = {
+    "pod": "default/train",
+    "uid": "u1",
+    "attempt": 2,
+    "time": "2026-01-02T03:04:07.000Z",
+    "result": "scheduled",
+    "node": "n2",
+    "evaluatedNodes": 3,
+    "feasibleNodes": 2,
+    "scores": {"n2": 300, "n3": 250},
+    "plugins": {
+        "DynamicResources": {
+            "node": "n2",
+            "allocations": {
+                "default/train-gpu": {
+                    "devices": {
+                        "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "n2", "device": "gpu-1"}]
+                    }
+                }
+            },
+        }
+    },
+    "binding": {"result": "bound", "node": "n2"},
+}
+
+
+def test_rejections_are_grouped_by_plugin_and_reason_largest_first() -> None:
+    assert rejection_groups(UNSCHEDULABLE["rejections"]) == [  # type: ignore[arg-type]
+        ("DynamicResources", "UnschedulableAndUnresolvable", "cannot allocate all claims", ["n2", "n3"]),
+        ("NodeResourcesFit", "Unschedulable", "Insufficient cpu", ["n1"]),
+    ]
+
+
+def test_explain_renders_every_attempt_for_a_person() -> None:
+    assert render_pod("default/train", [UNSCHEDULABLE, SCHEDULED]) == (
+        "Pod default/train: 2 attempt(s)\n"
+        "\n"
+        "Attempt 1  2026-01-02T03:04:05.000Z  Unschedulable\n"
+        "  message: 0/3 nodes are available: 1 Insufficient cpu, 2 cannot allocate all claims. still not schedulable\n"
+        "  rejected on 3 node(s):\n"
+        "    DynamicResources (UnschedulableAndUnresolvable): cannot allocate all claims\n"
+        "      2 node(s): n2, n3\n"
+        "    NodeResourcesFit (Unschedulable): Insufficient cpu\n"
+        "      1 node(s): n1\n"
+        "\n"
+        "Attempt 2  2026-01-02T03:04:07.000Z  Scheduled → n2 (bound)\n"
+        "  nodes: 3 evaluated, 2 feasible\n"
+        "  score of n2: 300 (best: n2=300, n3=250)\n"
+        "  allocation:\n"
+        "    claim default/train-gpu:\n"
+        "      request gpu: gpu.example.com/n2/gpu-1\n"
+    )
+
+
+def test_explain_shortens_long_node_lists_unless_asked() -> None:
+    many = {f"node-{i:02d}": {"plugin": "P", "code": "Unschedulable", "reasons": ["r"]} for i in range(25)}
+    record = {**UNSCHEDULABLE, "rejections": many}
+    assert "node-09, … and 15 more" in render_pod("default/train", [record])
+    assert "node-24" in render_pod("default/train", [record], max_nodes=None)
+    assert render_pod("default/x", []) == "No scheduling attempts recorded for pod default/x.\n"
