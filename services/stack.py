@@ -4,6 +4,10 @@ The apiserver (with its committer candidate) keeps its own view; the other
 components — controller-manager, scheduler, and per simulated node a DRA
 driver and a node agent — share one informer, as client-go's shared informer
 factory does, so each record of the log is decoded once for all of them.
+
+The whole process has one ``/metrics``: `LocalStack.metrics_registries` holds
+every component's registry, the drivers' merged under a ``node`` label (they
+share metric names, one driver per node).
 """
 
 from __future__ import annotations
@@ -11,10 +15,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from prometheus_client import CollectorRegistry
+from prometheus_client.metrics_core import Metric
+from prometheus_client.samples import Sample
 
 from services.api import status as st
 from services.api.feature_gates import FeatureGates
@@ -28,6 +36,7 @@ from services.nodeagent.agent import NodeAgent
 from services.runtime.client import Client
 from services.runtime.informer import Informer
 from services.runtime.snapshot import SnapshotStore
+from services.scheduler.service import SchedulerConfig, SchedulerService
 from topics.envelope import UserInfo
 
 log = logging.getLogger(__name__)
@@ -64,14 +73,41 @@ class StackConfig:
     keyfile: str | None = None
 
 
+class PerNodeMetrics:
+    """A Prometheus collector merging same-named registries (one per node) under a ``node`` label."""
+
+    def __init__(self, label: str = "node") -> None:
+        self.label = label
+        self._sources: dict[str, CollectorRegistry] = {}
+
+    def add(self, node: str, registry: CollectorRegistry) -> None:
+        self._sources[node] = registry
+
+    def collect(self) -> Iterable[Metric]:
+        merged: dict[str, Metric] = {}
+        for node, registry in self._sources.items():
+            for family in registry.collect():
+                out = merged.get(family.name)
+                if out is None:
+                    out = merged[family.name] = Metric(family.name, family.documentation, family.type, family.unit)
+                for s in family.samples:
+                    out.samples.append(Sample(s.name, {**s.labels, self.label: node}, s.value, s.timestamp, s.exemplar))
+        return list(merged.values())
+
+
 @dataclass
 class LocalStack:
     config: StackConfig
     apiserver: Apiserver | None = None
     bus: Bus | None = None
     informer: Informer | None = None
+    controller_manager: ControllerManager | None = None
+    scheduler: SchedulerService | None = None
+    drivers: dict[str, DriverService] = field(default_factory=dict)
+    node_agents: dict[str, NodeAgent] = field(default_factory=dict)
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
+    _node_metrics: PerNodeMetrics = field(default_factory=PerNodeMetrics)
 
     @property
     def url(self) -> str:
@@ -105,7 +141,10 @@ class LocalStack:
         self._closers.append(self.informer.stop)
         await self.informer.wait_synced(120)
         await self._ensure_device_class()
-        self._spawn("controller-manager", ControllerManager(self.bus, gates=cfg.gates, informer=self.informer).run())
+        self.controller_manager = ControllerManager(self.bus, gates=cfg.gates, informer=self.informer)
+        self._spawn("controller-manager", self.controller_manager.run())
+        self.scheduler = SchedulerService(self.bus, config=SchedulerConfig(gates=cfg.gates), informer=self.informer)
+        self._spawn("scheduler", self.scheduler.run())
         for node in node_names(cfg.nodes):
             state = cfg.data_dir / "nodes" / node
             driver = DriverService(
@@ -118,9 +157,57 @@ class LocalStack:
                 ),
                 informer=self.informer,
             )
+            self.drivers[node] = driver
+            self._node_metrics.add(node, driver.registry)
             self._spawn(f"driver-{node}", driver.run())
             agent = NodeAgent(self.bus, node=node, state_dir=state, informer=self.informer)
+            self.node_agents[node] = agent
             self._spawn(f"nodeagent-{node}", agent.run())
+        if self.apiserver is not None:
+            self.apiserver.metrics_registries.extend(self.metrics_registries())
+
+    def metrics_registries(self) -> list[CollectorRegistry]:
+        """Every component's metrics (besides the process-wide runtime ones), for one ``/metrics``."""
+        registries: list[CollectorRegistry] = []
+        if self.controller_manager is not None:
+            registries.append(self.controller_manager.registry)
+        if self.scheduler is not None:
+            registries.append(self.scheduler.registry)
+        if self.drivers:
+            drivers = CollectorRegistry()
+            drivers.register(self._node_metrics)
+            registries.append(drivers)
+        return registries
+
+    def _ready_events(self) -> list[tuple[str, asyncio.Event]]:
+        events: list[tuple[str, asyncio.Event]] = []
+        if self.controller_manager is not None:
+            events.append(("controller-manager", self.controller_manager.ready))
+        if self.scheduler is not None:
+            events.append(("scheduler", self.scheduler.ready))
+        events += [(f"driver-{node}", d.ready) for node, d in self.drivers.items()]
+        events += [(f"nodeagent-{node}", a.ready) for node, a in self.node_agents.items()]
+        return events
+
+    def healthy(self) -> bool:
+        """Every component has caught up with the log and runs."""
+        return all(event.is_set() for _, event in self._ready_events())
+
+    async def wait_ready(self, timeout: float = 120.0) -> None:
+        """Wait until every component is ready; raise if one stopped first (its log says why)."""
+        tasks = {task.get_name(): task for task in self._tasks}
+
+        async def one(name: str, event: asyncio.Event) -> None:
+            waiter = asyncio.ensure_future(event.wait())
+            task = tasks[name]
+            try:
+                await asyncio.wait({waiter, task}, return_when=asyncio.FIRST_COMPLETED)
+            finally:
+                waiter.cancel()
+            if not event.is_set():
+                raise RuntimeError(f"draplane: {name} stopped before it was ready")
+
+        await asyncio.wait_for(asyncio.gather(*(one(n, e) for n, e in self._ready_events())), timeout)
 
     def _spawn(self, name: str, coro: Awaitable[None]) -> None:
         async def guarded() -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import uuid
+from typing import Any
 
 from services.api import status as st
 from services.apiserver.backend import WriteResult
@@ -21,6 +22,11 @@ from services.runtime.committer_core import CommitterCore
 from services.runtime.informer import Change, Informer
 from topics.declarations import EVENTS
 from topics.envelope import Request, encode_event, object_key
+
+
+def _own_metadata(obj: dict[str, Any]) -> dict[str, Any]:
+    """A copy whose metadata the core may change: it drops resourceVersion, and the view's object is shared."""
+    return {**obj, "metadata": dict(obj.get("metadata") or {})}
 
 
 class EventsWriter:
@@ -46,14 +52,14 @@ class EventsWriter:
             self.core.apply_record(
                 object_key("", "namespaces", "", ns["metadata"]["name"]),
                 "ADDED",
-                dict(ns),
+                _own_metadata(ns),
                 int(ns["metadata"].get("resourceVersion") or 0),
                 None,
             )
 
     def _on_change(self, change: Change) -> None:
         key = object_key(change.group, change.resource, change.namespace, change.name)
-        self.core.apply_record(key, change.type, dict(change.object), change.offset, change.request_id)
+        self.core.apply_record(key, change.type, _own_metadata(change.object), change.offset, change.request_id)
 
     def _on_namespace(self, change: Change) -> None:
         if (change.group, change.resource) == ("", "namespaces"):

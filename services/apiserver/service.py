@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from aiohttp import web
+from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
 from services.api.admission import AdmissionChain
 from services.api.feature_gates import FeatureGates
@@ -65,6 +66,7 @@ class Apiserver:
     events_informer: Informer | None = None
     events_writer: EventsWriter | None = None
     port: int = 0
+    metrics_registries: list[CollectorRegistry] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     _tasks: list[asyncio.Task[None]] = field(default_factory=list)
 
@@ -97,11 +99,19 @@ class Apiserver:
             anonymous=cfg.anonymous,
             max_body_bytes=cfg.max_body_bytes,
             max_watches_per_user=cfg.max_watches_per_user,
+            metrics=self.exposition,
         )
         self._runner, self.port = await start(
             app, host=cfg.host, port=cfg.port, certfile=cfg.certfile, keyfile=cfg.keyfile
         )
         log.info("apiserver listening", extra={"host": cfg.host, "port": self.port})
+
+    def exposition(self) -> bytes:
+        """``/metrics``: the process-wide runtime metrics plus ``metrics_registries`` (all of `draplane up`)."""
+        return b"".join(generate_latest(r) for r in (REGISTRY, *self.metrics_registries))
+
+    def ready(self) -> bool:
+        return self.informer is not None and self.informer.synced.is_set()
 
     async def wait_ready(self, timeout: float = 120.0) -> None:
         """The view has caught up with the log, and (if it runs one) a committer leads somewhere."""

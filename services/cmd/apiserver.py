@@ -18,6 +18,7 @@ from services.cmd.common import (
     run_until_signalled,
 )
 from services.runtime.logs import setup_logging
+from services.runtime.metrics_server import serve_metrics
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -38,6 +39,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="concurrent watch streams one user may hold (429 above; 0: no limit)",
     )
     p.add_argument("--no-committer", action="store_true", help="serve reads only; never take the committer role")
+    p.add_argument(
+        "--metrics-listen",
+        default="",
+        help="HOST:PORT to serve /metrics and /healthz on as well (the API port serves /metrics too); off when empty",
+    )
     p.set_defaults(run=run)
 
 
@@ -66,11 +72,14 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         server = Apiserver(config)
         await server.start()
+        metrics = await serve_metrics(args.metrics_listen, [], healthy=server.ready) if args.metrics_listen else None
         try:
             await server.wait_ready()
             print(f"apiserver ready on {server.port}", flush=True)
             await run_until_signalled()
         finally:
+            if metrics is not None:
+                await metrics.cleanup()
             await server.stop()
 
     asyncio.run(main())

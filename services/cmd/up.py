@@ -23,6 +23,7 @@ from services.cmd.common import (
     run_until_signalled,
 )
 from services.runtime.logs import setup_logging
+from services.runtime.metrics_server import serve_metrics
 from services.stack import LocalStack, StackConfig
 
 
@@ -33,6 +34,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--data", default=DEFAULT_DATA, help="where the cluster's state lives (default: .draplane)")
     p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT of the API (default: 127.0.0.1:8080)")
     p.add_argument("--nodes", type=int, default=2, help="simulated nodes node-1 … node-N (default: 2)")
+    p.add_argument(
+        "--metrics-listen",
+        default="",
+        help="HOST:PORT to serve the whole process's /metrics and /healthz on as well "
+        "(the API serves /metrics too); off when empty",
+    )
     p.add_argument(
         "--token-auth-file",
         help="require bearer tokens from this file (kube-apiserver's CSV format) instead of anonymous access",
@@ -63,8 +70,11 @@ def run(args: argparse.Namespace) -> int:
     async def main() -> None:
         stack = LocalStack(config)
         print(f"draplane: starting on {config.bus_url} with {config.nodes} node(s); data in {data}", flush=True)
+        metrics = None
         try:
             await stack.start()
+            if args.metrics_listen:
+                metrics = await serve_metrics(args.metrics_listen, stack.metrics_registries(), healthy=stack.healthy)
             write_kubeconfig(kubeconfig, stack.url)
             print(
                 f"\nTo use it:\n  export KUBECONFIG={shown}\n  kubectl get nodes\n"
@@ -75,6 +85,8 @@ def run(args: argparse.Namespace) -> int:
             await run_until_signalled()
         finally:
             print("draplane: stopping", flush=True)
+            if metrics is not None:
+                await metrics.cleanup()
             await stack.stop()
 
     asyncio.run(main())

@@ -62,10 +62,12 @@ async def replay(
                 replayed = _decode(record)
                 if replayed is None:
                     continue
-                if topic == OBJECTS and replayed.key is not None:
+                if topic == OBJECTS:
                     try:
-                        parts = split_key(replayed.key)
-                    except MalformedRecord:
+                        parts = split_key((record.key or b"").decode())
+                    except (MalformedRecord, UnicodeDecodeError) as exc:
+                        if replayed.type != "TOMBSTONE":
+                            _skip(record, exc)
                         continue
                     if not select.matches(parts):
                         continue
@@ -93,10 +95,7 @@ def _decode(record: Record) -> ReplayedRecord | None:
         try:
             event = decode_event(record.value)
         except MalformedRecord as exc:
-            MALFORMED_RECORDS.labels(topic=record.topic).inc()
-            log.warning(
-                "skipping malformed record", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)}
-            )
+            _skip(record, exc)
             return None
         obj = event.object
         obj["metadata"]["resourceVersion"] = str(record.offset)
@@ -108,3 +107,8 @@ def _decode(record: Record) -> ReplayedRecord | None:
     except orjson.JSONDecodeError:
         payload = record.value.decode(errors="replace")
     return ReplayedRecord(record.topic, record.partition, record.offset, record.timestamp_ms, key, "RECORD", payload)
+
+
+def _skip(record: Record, exc: Exception) -> None:
+    MALFORMED_RECORDS.labels(topic=record.topic).inc()
+    log.warning("skipping malformed record", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)})

@@ -19,6 +19,7 @@ from dataclasses import replace
 from typing import Any
 
 from aiohttp import web
+from prometheus_client.exposition import CONTENT_TYPE_LATEST as METRICS_CONTENT_TYPE
 
 from services.apiserver.backend import Backend
 from services.apiserver.discovery import DiscoveryDocuments, Document
@@ -39,6 +40,7 @@ DISCOVERY = web.AppKey("discovery", DiscoveryDocuments)
 OPENAPI = web.AppKey("openapi", OpenAPIDocuments)
 AUTH = web.AppKey("auth", tuple)
 AGGREGATED = web.AppKey("aggregated", bool)
+METRICS: web.AppKey[Callable[[], bytes] | None] = web.AppKey("metrics")  # renders /metrics
 
 _UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
 _READ_METHODS = frozenset({"GET", "HEAD"})
@@ -55,6 +57,7 @@ def build_app(
     min_watch_timeout: float = 1800.0,
     openapi: OpenAPIDocuments | None = None,
     aggregated_discovery: bool = True,
+    metrics: Callable[[], bytes] | None = None,
 ) -> web.Application:
     """The apiserver's HTTP application over ``backend``.
 
@@ -63,6 +66,7 @@ def build_app(
     request bodies (413 above). ``max_watches_per_user`` caps concurrent watch
     streams per user (429 above; 0 = no cap). ``aggregated_discovery=False``
     serves only legacy discovery (kept to measure what the aggregated form saves).
+    ``metrics`` renders ``/metrics`` (Prometheus text; authenticated like reads).
     """
     app = web.Application(middlewares=[error_middleware], handler_args={"max_field_size": 65536})
     app[BACKEND] = backend
@@ -76,7 +80,9 @@ def build_app(
     app[OPENAPI] = openapi or OpenAPIDocuments.build()
     app[AUTH] = (authenticator, anonymous)
     app[AGGREGATED] = aggregated_discovery
-    app.router.add_route("*", "/{tail:.*}", dispatch)
+    app[METRICS] = metrics
+    # [\s\S], not ".": a path may hold an encoded newline, and it must reach `dispatch` too.
+    app.router.add_route("*", r"/{tail:[\s\S]*}", dispatch)
     return app
 
 
@@ -116,6 +122,9 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
         raise not_found_path()
     if stripped == "/version":
         return _document(request, docs.version)
+    render = app[METRICS]
+    if stripped == "/metrics" and render is not None:
+        return web.Response(body=render(), headers={"Content-Type": METRICS_CONTENT_TYPE})
     if stripped in ("/api", "/apis"):
         core = stripped == "/api"
         output = negotiate(request.headers.get("Accept"), discovery=app[AGGREGATED])
