@@ -71,6 +71,9 @@ class StackConfig:
     anonymous: bool = True
     certfile: str | None = None
     keyfile: str | None = None
+    # The apiserver's own gates when they differ from the components' (a cluster
+    # part-way through turning a gate off); None: the same as ``gates``.
+    apiserver_gates: FeatureGates | None = None
 
 
 class PerNodeMetrics:
@@ -128,7 +131,7 @@ class LocalStack:
                 anonymous=cfg.anonymous,
                 certfile=cfg.certfile,
                 keyfile=cfg.keyfile,
-                gates=cfg.gates,
+                gates=cfg.apiserver_gates or cfg.gates,
             )
         )
         await self.apiserver.start()
@@ -145,16 +148,19 @@ class LocalStack:
         self._spawn("controller-manager", self.controller_manager.run())
         self.scheduler = SchedulerService(self.bus, config=SchedulerConfig(gates=cfg.gates), informer=self.informer)
         self._spawn("scheduler", self.scheduler.run())
+        if cfg.gates.enabled("DRAControlPlaneController"):
+            # One classic control-plane controller for the driver, not one per node.
+            controller = DriverService(
+                self.bus,
+                DriverOptions(node="", driver=GPU_DRIVER, state_dir=cfg.data_dir / "controller", control_plane=True),
+                informer=self.informer,
+            )
+            self._spawn("dra-controller", controller.run())
         for node in node_names(cfg.nodes):
             state = cfg.data_dir / "nodes" / node
             driver = DriverService(
                 self.bus,
-                DriverOptions(
-                    node=node,
-                    driver=GPU_DRIVER,
-                    state_dir=state,
-                    control_plane=cfg.gates.enabled("DRAControlPlaneController"),
-                ),
+                DriverOptions(node=node, driver=GPU_DRIVER, state_dir=state, nvidia_smi=None),
                 informer=self.informer,
             )
             self.drivers[node] = driver
