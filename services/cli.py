@@ -6,7 +6,17 @@ import argparse
 import importlib
 import sys
 
-SUBCOMMANDS = ("apiserver", "controller-manager", "driver", "explain", "nodeagent", "replay", "scheduler", "up")
+SUBCOMMANDS = (
+    "apiserver",
+    "controller-manager",
+    "driver",
+    "explain",
+    "nodeagent",
+    "replay",
+    "scheduler",
+    "topics",
+    "up",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
