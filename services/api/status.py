@@ -141,7 +141,14 @@ def too_old_resource_version(requested: str, oldest: str) -> StatusError:
 
 
 def request_too_large(limit: int) -> StatusError:
-    return StatusError(make_status(413, "RequestEntityTooLarge", f"the request is too large: limit is {limit} bytes"))
+    """413 as kube-apiserver's ``limitedReadBody`` words it."""
+    return StatusError(make_status(413, "RequestEntityTooLarge", f"Request entity too large: limit is {limit}"))
+
+
+def too_large_for_the_log() -> StatusError:
+    """413 for a write whose record would not fit in the log (etcd's "request is too large" in Kubernetes)."""
+    message = "Request entity too large: the object does not fit in one record of the log"
+    return StatusError(make_status(413, "RequestEntityTooLarge", message))
 
 
 def unsupported_media_type(content_type: str) -> StatusError:

@@ -204,9 +204,10 @@ def server_side_apply(
     """Apply ``applied`` for ``manager`` to ``live`` (None: create) and return the object to store.
 
     ``api_version``/``kind`` are those of the endpoint. Raises `StatusError`:
-    409 on conflicts, 400 for a configuration of another kind or one that
-    sets ``managedFields``, 500 for structurally invalid objects (duplicate
-    or missing map-list keys), as Kubernetes does.
+    409 on conflicts, 400 for a configuration of another kind, one that
+    sets ``managedFields`` or one that is structurally invalid (duplicate or
+    missing map-list keys; Kubernetes answers 500 for that last one), 500 when
+    the live object itself is.
     """
     schema = schema_for(api_version, kind)
     live_obj = copy.deepcopy(live) if live is not None else (schema.zero_object() if schema else {})
@@ -217,6 +218,11 @@ def server_side_apply(
     applied_gvk = gvk_string(applied.get("apiVersion"), applied.get("kind"))
     if applied_gvk != gvk_string(api_version, kind):
         raise errors.bad_request(f"invalid object type: {applied_gvk}")
+    if applied.get("metadata") is not None and not isinstance(applied["metadata"], dict):
+        # The typed conversion refuses it in Kubernetes; here nothing else would before managed fields.
+        where = _object_gvknn(applied, api_version, kind)
+        got = json_kind(applied["metadata"])
+        raise errors.bad_request(f"failed to create typed patch object ({where}): .metadata: expected map, got {got}")
     run = _Apply(schema, api_version, kind, manager, format_time(now), subresource)
     try:
         result, managed = run.with_last_applied(live_obj, applied, managed, force)
@@ -318,7 +324,9 @@ class _Apply:
             validate(applied, self.root, allow_duplicates=False)
         except TypedError as exc:
             where = _object_gvknn(applied, str(applied.get("apiVersion", "")), str(applied.get("kind", "")))
-            raise errors.unknown_error(f"failed to create typed patch object ({where}): {exc}") from None
+            # 500 in Kubernetes 1.31 (kubernetes/kubernetes#139253); the configuration is
+            # the client's error, so 400 with the same message.
+            raise errors.bad_request(f"failed to create typed patch object ({where}): {exc}") from None
         try:
             validate(live, self.root, allow_duplicates=True)
         except TypedError as exc:

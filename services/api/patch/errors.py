@@ -13,7 +13,10 @@ own, reproduced here:
   exception (``StatusError.__cause__``) for logs.
 - errors that are not API statuses (most strategic-merge failures, apply's
   typed-object errors) are turned by ``ErrorToAPIStatus`` into a 500 with no
-  reason and the error text as the message.
+  reason and the error text as the message. When the patch is at fault
+  draplane answers 400 BadRequest with that message instead (no client input
+  may cause a 5xx; upstream calls those 500s bugs); `unknown_error` is left
+  for a stored object that cannot be processed.
 - a patched document that no longer decodes into the kind is a 422 naming the
   field ``patch``.
 """

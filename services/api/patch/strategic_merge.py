@@ -19,10 +19,12 @@ The algorithm follows ``k8s.io/apimachinery/pkg/util/strategicpatch``
 (``mergeMap`` with ``MergeParallelList`` and ``IgnoreUnmatchedNulls``),
 including its element ordering rules and its errors, mapped to Statuses as
 the apiserver's ``interpretStrategicMergePatchError`` does: malformed
-directives are 400s, lists of lists are 422s, anything else is a 500 with the
-library's message. Where the library would copy raw patch content (with
-nested directives and ``null`` members) into the result, this module cleans
-it as the typed decode that follows in Kubernetes would.
+directives are 400s, lists of lists are 422s. Anything else is a 500 with the
+library's message in Kubernetes; draplane answers those 400 (same message),
+because the patch is the client's error and no input may cause a 5xx. Where
+the library would copy raw patch content (with nested directives and ``null``
+members) into the result, this module cleans it as the typed decode that
+follows in Kubernetes would.
 
 Kinds without patch metadata (none are served; CRDs are not supported) fall
 back to JSON merge patch.
@@ -106,7 +108,9 @@ def apply_strategic_merge_patch(obj: dict[str, Any], patch: dict[str, Any] | Non
     except _Unprocessable as exc:
         errors.raise_unprocessable(str(exc))
     except _Internal as exc:
-        raise errors.unknown_error(str(exc)) from None
+        # Kubernetes answers 500 here (kubernetes/kubernetes#79210); the patch is the
+        # client's mistake, so draplane answers 400 with the library's message.
+        raise errors.bad_request(str(exc)) from None
 
 
 # ---------------------------------------------------------------- maps

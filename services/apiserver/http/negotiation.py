@@ -10,6 +10,7 @@ one that offers nothing we speak gets 406. Request bodies may be JSON or YAML.
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -146,23 +147,100 @@ def media_type(content_type: str | None) -> str:
     return (content_type or "").split(";", 1)[0].strip().lower()
 
 
+# How deep a request body may nest. Everything a body turns into is stored through
+# orjson, which refuses more than 255 levels, and the request and log envelopes add
+# levels of their own; typed objects need far fewer (raw JSON is limited to 100
+# levels by `services.api.json_limits`). Kubernetes' decoder stops at 10 000.
+MAX_BODY_DEPTH = 200
+_INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1  # the integers orjson encodes
+
+
 def decode_body(body: bytes, content_type: str | None) -> Any:
     """Decode a JSON or YAML request body (any ``+json`` / ``+yaml`` type)."""
     media = media_type(content_type)
     if media in ("", "application/json") or media.endswith("+json"):
         try:
-            return orjson.loads(body)
+            doc = orjson.loads(body)
         except orjson.JSONDecodeError as exc:
             if media == "":
                 return _load_yaml(body)
             raise bad_request(f"couldn't get version/kind; json parse error: {exc}") from None
+        return check_json_depth(doc)
     if media in _YAML_TYPES or media.endswith("+yaml"):
         return _load_yaml(body)
     raise unsupported_media_type(content_type or "")
 
 
+def check_json_depth(doc: Any) -> Any:
+    """``doc`` itself, or a 400 when it nests deeper than `MAX_BODY_DEPTH`."""
+    stack = [(doc, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict | list):
+            if depth > MAX_BODY_DEPTH:
+                raise bad_request("couldn't get version/kind; json parse error: exceeded max depth")
+            stack.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+    return doc
+
+
 def _load_yaml(body: bytes) -> Any:
     try:
-        return yaml.load(body, Loader=_YamlLoader)
+        doc = yaml.load(body, Loader=_YamlLoader)
     except yaml.YAMLError as exc:
         raise bad_request(f"error converting YAML to JSON: {exc}") from None
+    except RecursionError:
+        raise bad_request("error converting YAML to JSON: exceeded max depth") from None
+    return _yaml_to_json(doc, budget=4 * len(body) + 10_000)
+
+
+def _yaml_to_json(doc: Any, *, budget: int) -> Any:
+    """What sigs.k8s.io/yaml's YAMLToJSON makes of a loaded document, or a 400.
+
+    Map keys that are numbers or booleans become strings, as there; values JSON
+    cannot hold (binary, sets, integers beyond 64 bits, unhashable or null keys)
+    and nesting beyond `MAX_BODY_DEPTH` are refused instead of failing later.
+    Aliases are expanded, so at most ``budget`` values may come out: a small
+    document of nested aliases ("billion laughs") is refused as go-yaml does.
+    """
+    produced = 0
+
+    def convert(value: Any, depth: int) -> Any:
+        nonlocal produced
+        produced += 1
+        if produced > budget:
+            raise bad_request("error converting YAML to JSON: yaml: document contains excessive aliasing")
+        if isinstance(value, dict):
+            if depth > MAX_BODY_DEPTH:
+                raise bad_request("error converting YAML to JSON: exceeded max depth")
+            return {_yaml_key(k, v): convert(v, depth + 1) for k, v in value.items()}
+        if isinstance(value, list | tuple):
+            if depth > MAX_BODY_DEPTH:
+                raise bad_request("error converting YAML to JSON: exceeded max depth")
+            return [convert(v, depth + 1) for v in value]
+        if isinstance(value, bool) or value is None or isinstance(value, str | float):
+            return value
+        if isinstance(value, int):
+            if not _INT64_MIN <= value <= _UINT64_MAX:
+                raise bad_request(f"error converting YAML to JSON: integer {value} is out of range")
+            return value
+        if isinstance(value, datetime.date):  # explicit !!timestamp; orjson writes it as RFC 3339
+            return value.isoformat()
+        raise bad_request(f"error converting YAML to JSON: unsupported value of type {type(value).__name__}")
+
+    try:
+        return convert(doc, 1)
+    except RecursionError:
+        raise bad_request("error converting YAML to JSON: exceeded max depth") from None
+
+
+def _yaml_key(key: Any, value: Any) -> str:
+    if isinstance(key, str):
+        return key
+    if isinstance(key, bool):
+        return "true" if key else "false"
+    if isinstance(key, int | float):
+        return str(key)
+    raise bad_request(
+        f"error converting YAML to JSON: unsupported map key of type: {type(key).__name__}, key: {key!r}, "
+        f"value: {value!r}"[:1024]
+    )

@@ -21,7 +21,7 @@ from aiohttp import web
 
 from services.api.status import bad_request, unsupported_media_type
 from services.apiserver.http.errors import invalid_options
-from services.apiserver.http.negotiation import PATCH_TYPES, decode_body, media_type
+from services.apiserver.http.negotiation import PATCH_TYPES, check_json_depth, decode_body, media_type
 from services.apiserver.http.scope import Scope
 
 
@@ -49,7 +49,7 @@ async def patch(scope: Scope) -> web.Response:
             raise invalid_options(opts, ["force: Forbidden: may not be specified for non-apply patch"])
         manager = scope.field_manager(opts)
         try:
-            body = orjson.loads(raw)
+            body = check_json_depth(orjson.loads(raw))
         except orjson.JSONDecodeError as exc:
             raise bad_request(f"error decoding patch: {exc}") from None
         if patch_type == "json" and not isinstance(body, list):

@@ -19,13 +19,14 @@ import orjson
 from aiohttp import web
 from multidict import MultiMapping
 
-from services.api.status import StatusError, request_too_large
+from services.api.status import StatusError, request_too_large, too_large_for_the_log
 from services.apiserver import tables
 from services.apiserver.backend import Backend, WriteResult
 from services.apiserver.http.auth import WatchLimiter
 from services.apiserver.http.errors import invalid_options
 from services.apiserver.http.negotiation import Output, decode_body, encode
 from services.apiserver.http.routing import ResourceRoute
+from services.bus.port import RecordTooLarge
 from topics.envelope import Op, Request, UserInfo
 
 _TRUE = frozenset({"1", "t", "T", "true", "TRUE", "True"})
@@ -199,7 +200,10 @@ class Scope:
         return min(limit, asked) if asked else limit
 
     async def write(self, request: Request) -> WriteResult:
-        result = await asyncio.wait_for(self.backend.write(request), self.request_timeout())
+        try:
+            result = await asyncio.wait_for(self.backend.write(request), self.request_timeout())
+        except RecordTooLarge:  # the request itself does not fit in a record of `requests`
+            raise too_large_for_the_log() from None
         # Forward-compatible: a backend whose replies carry warnings (fieldValidation=Warn
         # on patches, found by the committer) gets them to the client as headers.
         for warning in getattr(result, "warnings", None) or ():
@@ -225,7 +229,9 @@ class Scope:
             body = encode(doc, self.output.format)
         resp = web.Response(body=body, status=status, content_type=self.output.content_type)
         for w in self.warnings:
-            resp.headers.add("Warning", warning_header(w))
+            header = warning_header(w)
+            if header is not None:
+                resp.headers.add("Warning", header)
         return resp
 
 
@@ -244,8 +250,14 @@ def parse_duration(text: str) -> float | None:
     return seconds if seconds > 0 else None
 
 
-def warning_header(text: str) -> str:
-    """RFC 7234 warning with Kubernetes' ``299 -`` code and agent."""
+def warning_header(text: str) -> str | None:
+    """RFC 7234 warning with Kubernetes' ``299 -`` code and agent.
+
+    None for text Kubernetes' ``NewWarningHeader`` refuses (control characters,
+    or not valid UTF-8), which it drops: such a header would break the response.
+    """
+    if any(ch < " " or "\x7f" <= ch <= "\x9f" or "\ud800" <= ch <= "\udfff" for ch in text):
+        return None
     escaped = text.replace("\\", "\\\\").replace('"', '\\"')
     return f'299 - "{escaped}"'
 

@@ -76,7 +76,7 @@ async def test_body_limit(make_client: Any) -> None:
     assert r.status == 413
     doc = await status_of(r)
     assert (
-        doc["reason"] == "RequestEntityTooLarge" and doc["message"] == "the request is too large: limit is 1024 bytes"
+        doc["reason"] == "RequestEntityTooLarge" and doc["message"] == "Request entity too large: limit is 1024"
     )
 
     async def chunks() -> Any:  # no Content-Length: the limit applies while reading

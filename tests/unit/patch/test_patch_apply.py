@@ -220,10 +220,10 @@ def test_status_apply_through_the_subresource() -> None:
         ({**pod_config(), "apiVersion": "resource.k8s.io/v1alpha3"}, 400,
          "invalid object type: resource.k8s.io/v1alpha3, Kind=Pod"),
         ({k: v for k, v in pod_config().items() if k != "apiVersion"}, 400, "invalid object type: /, Kind=Pod"),
-        ({**pod_config(), "spec": {"containers": [{"name": "nginx"}, {"name": "nginx", "image": "x"}]}}, 500,
+        ({**pod_config(), "spec": {"containers": [{"name": "nginx"}, {"name": "nginx", "image": "x"}]}}, 400,
          'failed to create typed patch object (default/web; /v1, Kind=Pod): .spec.containers: '
          'duplicate entries for key [name="nginx"]'),
-        ({**pod_config(), "spec": {"containers": [{"name": "c", "ports": [{"name": "http"}]}, {"image": "x"}]}}, 500,
+        ({**pod_config(), "spec": {"containers": [{"name": "c", "ports": [{"name": "http"}]}, {"image": "x"}]}}, 400,
          "failed to create typed patch object (default/web; /v1, Kind=Pod): errors:\n"
          '  .spec.containers[name="c"].ports: element 0: associative list with keys has an element that omits key '
          'field "containerPort" (and doesn\'t have default value)\n'
