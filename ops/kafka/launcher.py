@@ -10,6 +10,11 @@ standard library is used, so the launcher runs before any virtualenv exists.
     python3 ops/kafka/launcher.py start [--data DIR] [--port N]   # prints KAFKA_BOOTSTRAP_SERVERS=...
     python3 ops/kafka/launcher.py stop [--data DIR]
 
+``start`` on a data directory used before starts the same broker again (its
+log, its cluster id, its controller port) on the port given; a port still in
+TIME_WAIT from the broker that just stopped counts as free.
+``KAFKA_JVM_EXTRA_OPTS`` adds JVM options.
+
 The ``ops/kafka/{fetch,start,stop}`` scripts are thin wrappers around these.
 """
 
@@ -171,7 +176,11 @@ def start(data: Path, port: int | None, version: str = KAFKA_VERSION) -> int:
     if port is not None and not port_free(port):
         fail(f"start: port {port} on 127.0.0.1 is already in use")
     port = port or free_port()
-    controller_port = free_port(avoid=port)
+    # A restart on the same data directory keeps the controller's port when it
+    # can: the KRaft quorum was formatted with that voter address.
+    controller_port = previous_controller_port(data / "server.properties")
+    if controller_port is None or controller_port == port or not port_free(controller_port):
+        controller_port = free_port(avoid=port)
     logs = data / "logs"
     broker_log = data / "broker.log"
     config = data / "server.properties"
@@ -183,6 +192,9 @@ def start(data: Path, port: int | None, version: str = KAFKA_VERSION) -> int:
     java = [
         "java", "-Xms256m", "-Xmx1g", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
         "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true",
+        # Extra JVM options, e.g. -XX:TieredStopAtLevel=1 (C1 only: half the CPU to start,
+        # which short-lived brokers on small machines want; ops/chaos uses it).
+        *os.environ.get("KAFKA_JVM_EXTRA_OPTS", "").split(),
         f"-Dlog4j2.configurationFile={log4j}", "-cp", f"{libs}/*",
     ]
     if not (logs / "meta.properties").exists():
@@ -293,12 +305,32 @@ def free_port(avoid: int | None = None) -> int:
 
 
 def port_free(port: int) -> bool:
+    """True when a listener could bind ``port``.
+
+    SO_REUSEADDR as the broker's own listener sets it: connections of a
+    broker that just stopped linger in TIME_WAIT on its port, and must not
+    keep a restart on the same port out for a minute.
+    """
     with socket.socket() as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind(("127.0.0.1", port))
         except OSError:
             return False
     return True
+
+
+def previous_controller_port(config: Path) -> int | None:
+    """The controller port an earlier start on this data directory wrote into its config."""
+    try:
+        text = config.read_text()
+    except FileNotFoundError:
+        return None
+    for line in text.splitlines():
+        if line.startswith("controller.quorum.voters="):
+            _, _, port = line.rpartition(":")
+            return int(port) if port.strip().isdigit() else None
+    return None
 
 
 def formatted_cluster_id(logs: Path) -> str | None:

@@ -81,7 +81,7 @@ class KafkaTarget:
 
     bootstrap_servers: tuple[str, ...]
     prefix: str = ""
-    security: Mapping[str, str] = field(default_factory=dict)
+    security: Mapping[str, str] = field(default_factory=dict, repr=False)  # may hold the SASL password
     options: Mapping[str, Option] = field(default_factory=dict)
 
 
@@ -103,6 +103,7 @@ def parse_bus_url(url: str, overrides: Mapping[str, object] | None = None) -> Ta
     Raises ValueError, naming the problem, for anything it does not understand.
     """
     parts = urlsplit(url)
+    url = _redacted(url)  # from here on only for messages, which end up in logs
     scheme = parts.scheme.lower()
     if scheme not in ("kafka", "sqlite"):
         raise ValueError(
@@ -121,6 +122,17 @@ def parse_bus_url(url: str, overrides: Mapping[str, object] | None = None) -> Ta
     if scheme == "kafka":
         return _kafka(url, parts.netloc, parts.path, prefix, params)
     return _sqlite(url, parts.netloc, parts.path, prefix, params)
+
+
+def _redacted(url: str) -> str:
+    """``url`` without secrets: no user info, no ``sasl_plain_password`` value."""
+    parts = urlsplit(url)
+    netloc = parts.netloc.rpartition("@")[2] if "@" in parts.netloc else parts.netloc
+    query = "&".join(
+        f"{k}=***" if k == "sasl_plain_password" else f"{k}={v}" if sep else k
+        for k, sep, v in (item.partition("=") for item in parts.query.split("&") if item)
+    )
+    return parts._replace(netloc=("***@" + netloc) if "@" in parts.netloc else netloc, query=query).geturl()
 
 
 def _query(url: str, query: str) -> dict[str, object]:

@@ -35,6 +35,23 @@ async def test_records_come_back_in_order_with_their_offsets(log_bus: Bus) -> No
     assert consumer.position() == await log_bus.end_offset("log")
 
 
+async def test_concurrent_sends_each_keep_their_records_together_and_in_order(log_bus: Bus) -> None:
+    """Sends made at once (several producers, several sends each) may share a batch
+    or a write transaction; each still gets its own offsets, in its order, once."""
+    producers = [await log_bus.producer() for _ in range(3)]
+    sends = [[OutRecord("log", b"s%d" % s, b"%d-%d" % (s, i)) for i in range(1 + s % 20)] for s in range(60)]
+    results = await asyncio.gather(*(producers[s % 3].send(records) for s, records in enumerate(sends)))
+
+    offsets = [o for result in results for o in result]
+    assert len(set(offsets)) == len(offsets) == sum(len(records) for records in sends)
+    records = await read_all(await log_bus.consumer("log"), await log_bus.end_offset("log"))
+    by_offset = {r.offset: r.value for r in records}
+    assert len(records) == len(offsets)
+    for result, sent in zip(results, sends, strict=True):
+        assert result == sorted(result)
+        assert [by_offset[o] for o in result] == [r.value for r in sent]
+
+
 async def test_partitions_are_independent_logs(log_bus: Bus) -> None:
     producer = await log_bus.producer()
     offsets = await producer.send(

@@ -1,4 +1,4 @@
-"""The embedded log: the bus port on one SQLite file, through aiosqlite (WAL, ``BEGIN IMMEDIATE``).
+"""The embedded log: the bus port on one SQLite file, through sqlite3 (WAL, ``BEGIN IMMEDIATE``).
 
 It is the single-machine default, as SQLite is for k3s: `draplane up` and most
 tests run on it, and several processes may share one file.

@@ -69,6 +69,7 @@ class EmbeddedBus:
             with contextlib.suppress(Exception):
                 await closable.close()
         self._closables.clear()
+        await self._shared.appender.close()
         for task in self._tasks:
             task.cancel()
         for task in self._tasks:

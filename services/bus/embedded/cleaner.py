@@ -131,6 +131,5 @@ async def abort_expired_transactions(db: Database, *, now: int) -> set[int]:
     """Abort transactions past their timeout; returns the partition ids whose LSO moved."""
     touched: set[int] = set()
     for txn, transactional_id, epoch in await txns.expired(db, now):
-        async with db.write() as conn:
-            touched |= await txns.abort_expired(conn, txn, transactional_id, epoch)
+        touched |= await db.write_sync(txns.abort_expired, txn, transactional_id, epoch)
     return touched

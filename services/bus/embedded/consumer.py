@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 
-from services.bus.embedded.log import read, stable
+from services.bus.embedded.log import read_committed, stable
 from services.bus.embedded.notify import wait
 from services.bus.embedded.shared import Shared
 from services.bus.port import BEGINNING, END, BusError, Record, StartAt
@@ -60,20 +60,17 @@ class EmbeddedConsumer:
             if self._closed:
                 raise BusError("the consumer is closed")
             event = self._shared.notifier.event(self._shared.partition_key(self._pid))
-            bounds = await stable(db, self._pid)
-            if self._position < bounds.end:
-                rows = await read(
-                    db, self._pid, start=self._position, end=bounds.end, limit=max_records
-                )
+            end, rows = await db.read_sync(
+                read_committed, self._pid, start=self._position, limit=max_records
+            )
+            if self._position < end:
                 if len(rows) < max_records:
-                    self._position = bounds.end
+                    self._position = end
                 else:
                     self._position = rows[-1][0] + 1
                 if rows:
-                    return [
-                        Record(self._topic, self._partition, offset, ts, key, value)
-                        for offset, ts, key, value in rows
-                    ]
+                    topic, partition = self._topic, self._partition
+                    return [Record(topic, partition, *row) for row in rows]
             if not await wait(event, deadline - loop.time()):
                 return []
 

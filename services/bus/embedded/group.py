@@ -24,10 +24,8 @@ import math
 import time
 import uuid
 
-import aiosqlite
-
 from services.bus.embedded.consumer import EmbeddedConsumer
-from services.bus.embedded.db import fetchall, now_ms
+from services.bus.embedded.db import Connection, fetchall, now_ms
 from services.bus.embedded.notify import wait
 from services.bus.embedded.shared import Shared
 from services.bus.port import BusError, Record, StartAt
@@ -173,13 +171,13 @@ class EmbeddedGroupMember:
     def _wake_others(self) -> None:
         self._shared.notifier.wake([self._shared.group_key(self._grp, self._stored_topic)])
 
-    async def _expire(self, conn: aiosqlite.Connection, now: int) -> None:
+    async def _expire(self, conn: Connection, now: int) -> None:
         await conn.execute(
             "DELETE FROM members WHERE grp = ? AND topic = ? AND expires_ms < ?",
             (self._grp, self._stored_topic, now),
         )
 
-    async def _start_offset(self, conn: aiosqlite.Connection) -> int:
+    async def _start_offset(self, conn: Connection) -> int:
         """Where the new leader reads partition 0: the committed offset, else the log start."""
         rows = await fetchall(
             conn,
@@ -191,7 +189,7 @@ class EmbeddedGroupMember:
         rows = await fetchall(conn, "SELECT log_start FROM partitions WHERE id = ?", (self._pid0,))
         return int(rows[0][0]) if rows else 0
 
-    async def _assign(self, conn: aiosqlite.Connection, now: int, *, me: str | None) -> bool:
+    async def _assign(self, conn: Connection, now: int, *, me: str | None) -> bool:
         """Settle ownership; ``me`` gives up what it holds beyond its fair share.
 
         Returns whether ownership changed.

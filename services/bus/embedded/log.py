@@ -16,12 +16,11 @@ Partitions are addressed by their id (``pid``); see `schema` for positions.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-import aiosqlite
-
-from services.bus.embedded.db import Database, fetchall
+from services.bus.embedded.db import Connection, Database, fetchall
 from services.bus.embedded.schema import MAX_OFFSET, base
 from services.bus.port import BusError, OutRecord
 
@@ -71,17 +70,7 @@ async def stable(db: Database, pid: int) -> Stable:
     return Stable(log_start=int(row[1]), end=int(row[0]))
 
 
-async def read(
-    db: Database, pid: int, *, start: int, end: int, limit: int
-) -> list[tuple[int, int, bytes | None, bytes | None]]:
-    """Records in [start, end) in offset order, at most ``limit`` (offset, ts, key, value)."""
-    b = base(pid)
-    return await db.fetchall(READ_SQL, (b, b + start, b + min(end, MAX_OFFSET), limit))
-
-
-async def first_at_or_after(
-    conn: aiosqlite.Connection | Database, pid: int, timestamp_ms: int
-) -> int | None:
+async def first_at_or_after(conn: Connection | Database, pid: int, timestamp_ms: int) -> int | None:
     """The first offset appended at or after ``timestamp_ms`` (from the time index)."""
     if isinstance(conn, Database):
         row = await conn.fetchone(FIRST_AT_OR_AFTER_SQL, (pid, timestamp_ms))
@@ -110,15 +99,15 @@ class Appended:
     first: dict[int, int]
 
 
-async def append(
-    conn: aiosqlite.Connection,
+def append(
+    conn: sqlite3.Connection,
     records: Sequence[OutRecord],
     *,
     pids: dict[tuple[str, int], int],
     txn: int | None,
     now: int,
 ) -> Appended:
-    """Append ``records`` inside the caller's write transaction.
+    """Append ``records`` inside the caller's write transaction (on the writer's thread).
 
     ``pids`` maps each (topic, partition) of the records to its partition id.
     Records keep their order within each partition.
@@ -129,8 +118,7 @@ async def append(
     offsets = [0] * len(records)
     first: dict[int, int] = {}
     for pid, indexes in by_pid.items():
-        rows = await fetchall(conn, RESERVE_SQL, (len(indexes), now, pid))
-        start, ts = int(rows[0][0]), int(rows[0][1])
+        start, ts = conn.execute(RESERVE_SQL, (len(indexes), now, pid)).fetchone()
         if start + len(indexes) > MAX_OFFSET:
             raise BusError(f"partition id {pid} is full ({MAX_OFFSET} offsets)")
         first[pid] = start
@@ -140,6 +128,31 @@ async def append(
             record = records[i]
             offsets[i] = start + n
             batch.append((b + n, ts, record.key, record.value, txn))
-        await conn.executemany(INSERT_SQL, batch)
-        await conn.execute(TIME_INDEX_SQL, (pid, ts, start))
+        conn.executemany(INSERT_SQL, batch)
+        conn.execute(TIME_INDEX_SQL, (pid, ts, start))
     return Appended(offsets, first)
+
+
+def read_committed(
+    conn: sqlite3.Connection, pid: int, *, start: int, limit: int
+) -> tuple[int, list[tuple[int, int, bytes | None, bytes | None]]]:
+    """A read_committed read from ``start``: (the LSO, up to ``limit`` records below it).
+
+    Both statements run in one read transaction, so the records are exactly
+    those below the LSO it returns.
+    """
+    conn.execute("BEGIN")
+    try:
+        row = conn.execute(STABLE_SQL, (pid,)).fetchone()
+        if row is None:
+            raise BusError(f"partition id {pid} vanished from the embedded log")
+        end = int(row[0])
+        if start >= end:
+            return end, []
+        b = base(pid)
+        rows: list[tuple[int, int, bytes | None, bytes | None]] = conn.execute(
+            READ_SQL, (b, b + start, b + min(end, MAX_OFFSET), limit)
+        ).fetchall()
+        return end, rows
+    finally:
+        conn.execute("COMMIT")

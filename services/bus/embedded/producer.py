@@ -11,17 +11,17 @@ See `services.bus.embedded.txns` for the coordinator's rules.
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Mapping, Sequence
-
-import aiosqlite
 
 from services.bus.embedded import txns
 from services.bus.embedded.db import now_ms
-from services.bus.embedded.log import append
+from services.bus.embedded.log import Appended, append
 from services.bus.embedded.shared import Shared
 from services.bus.port import BusError, OutRecord, ProducerFenced
 
 log = logging.getLogger(__name__)
+GROUP_OFFSETS_SQL = "INSERT OR REPLACE INTO group_offsets (grp, topic, partition, offset) VALUES (?, ?, ?, ?)"
 
 
 class EmbeddedProducer:
@@ -38,8 +38,7 @@ class EmbeddedProducer:
         if transactional_id is None:
             return cls(shared, transactional_id=None, epoch=None)
         stored = shared.stored(transactional_id)
-        async with shared.db.write() as conn:
-            epoch, touched = await txns.init_producer(conn, stored)
+        epoch, touched = await shared.db.write_sync(txns.init_producer, stored)
         shared.wake_partitions(touched)
         return cls(shared, transactional_id=stored, epoch=epoch)
 
@@ -50,10 +49,7 @@ class EmbeddedProducer:
         if not records:
             return []
         pids = await self._shared.check_records(records)
-        async with self._shared.db.write() as conn:
-            appended = await append(conn, records, pids=pids, txn=None, now=now_ms())
-        self._shared.wake_partitions(pids.values())
-        return appended.offsets
+        return await self._shared.appender.append(records, pids)
 
     def transaction(self) -> _TransactionContext:
         if self._tid is None:
@@ -76,19 +72,17 @@ class EmbeddedProducer:
         if self._fenced is not None:
             raise ProducerFenced(str(self._fenced))
 
-    async def _check_epoch(self, conn: aiosqlite.Connection | None = None) -> None:
-        assert self._tid is not None and self._epoch is not None
-        try:
-            await txns.check_epoch(
-                self._shared.db if conn is None else conn, self._tid, self._epoch
-            )
-        except ProducerFenced as exc:
-            self._fenced = exc
-            raise
+    def _note(self, error: ProducerFenced) -> None:
+        if self._fenced is None:
+            self._fenced = error
 
 
 class EmbeddedTransaction:
-    """One open transaction; its records and offsets commit together."""
+    """One open transaction; its records and offsets commit together.
+
+    Each `send` and the commit are one write transaction of the file each,
+    run whole on the writer's thread (see `services.bus.embedded.db`).
+    """
 
     def __init__(self, producer: EmbeddedProducer) -> None:
         self._producer = producer
@@ -103,25 +97,31 @@ class EmbeddedTransaction:
             return []
         pids = await self._shared.check_records(records)
         assert producer._tid is not None and producer._epoch is not None
-        async with self._shared.db.write() as conn:
-            await producer._check_epoch(conn)
-            txn = self._txn
-            if txn is None:
-                txn = await txns.begin(
-                    conn,
-                    producer._tid,
-                    producer._epoch,
-                    now=now_ms(),
-                    timeout_ms=self._shared.settings.transaction_timeout_ms,
-                )
-            appended = await append(conn, records, pids=pids, txn=txn, now=now_ms())
-            await txns.add_partitions(conn, txn, appended.first)
-        self._txn = txn
+        try:
+            self._txn, appended = await self._shared.db.write_sync(
+                _send,
+                producer._tid,
+                producer._epoch,
+                self._txn,
+                records,
+                pids,
+                now_ms(),
+                self._shared.settings.transaction_timeout_ms,
+            )
+        except ProducerFenced as exc:
+            producer._note(exc)
+            raise
         return appended.offsets
 
     async def send_offsets(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
-        self._producer._check_usable()
-        await self._producer._check_epoch()
+        producer = self._producer
+        producer._check_usable()
+        assert producer._tid is not None and producer._epoch is not None
+        try:
+            await self._shared.db.read_sync(txns.check_epoch, producer._tid, producer._epoch)
+        except ProducerFenced as exc:
+            producer._note(exc)
+            raise
         stored_group = self._shared.stored(group)
         for (topic, partition), offset in offsets.items():
             self._offsets[(stored_group, self._shared.stored(topic), partition)] = offset
@@ -129,33 +129,61 @@ class EmbeddedTransaction:
     async def commit(self) -> None:
         producer = self._producer
         producer._check_usable()
-        written: set[int] = set()
-        async with self._shared.db.write() as conn:
-            await producer._check_epoch(conn)
-            if self._txn is not None:
-                written = await txns.commit(conn, self._txn)
-            if self._offsets:
-                await conn.executemany(
-                    "INSERT OR REPLACE INTO group_offsets (grp, topic, partition, offset) "
-                    "VALUES (?, ?, ?, ?)",
-                    [(g, t, p, o) for (g, t, p), o in self._offsets.items()],
-                )
+        assert producer._tid is not None and producer._epoch is not None
+        rows = [(g, t, p, o) for (g, t, p), o in self._offsets.items()]
+        try:
+            written = await self._shared.db.write_sync(_commit, producer._tid, producer._epoch, self._txn, rows)
+        except ProducerFenced as exc:
+            producer._note(exc)
+            raise
         self._txn = None
         self._shared.wake_partitions(written)
 
     async def abort(self) -> None:
         if self._txn is None:
             return
-        async with self._shared.db.write() as conn:
-            # Only our own transaction, and only while our epoch owns it: a
-            # fencing producer may already have aborted it.
-            rows = await conn.execute_fetchall(
-                "SELECT 1 FROM txns WHERE id = ? AND transactional_id = ? AND epoch = ?",
-                (self._txn, self._producer._tid, self._producer._epoch),
-            )
-            touched = await txns.abort(conn, self._txn) if list(rows) else set()
+        producer = self._producer
+        touched = await self._shared.db.write_sync(_abort, producer._tid, producer._epoch, self._txn)
         self._txn = None
         self._shared.wake_partitions(touched)
+
+
+def _send(
+    conn: sqlite3.Connection,
+    tid: str,
+    epoch: int,
+    txn: int | None,
+    records: Sequence[OutRecord],
+    pids: dict[tuple[str, int], int],
+    now: int,
+    timeout_ms: int,
+) -> tuple[int, Appended]:
+    """One `Transaction.send`: check the epoch, open the transaction if needed, append."""
+    txns.check_epoch(conn, tid, epoch)
+    if txn is None:
+        txn = txns.begin(conn, tid, epoch, now=now, timeout_ms=timeout_ms)
+    appended = append(conn, records, pids=pids, txn=txn, now=now)
+    txns.add_partitions(conn, txn, appended.first)
+    return txn, appended
+
+
+def _commit(
+    conn: sqlite3.Connection, tid: str, epoch: int, txn: int | None, offsets: list[tuple[str, str, int, int]]
+) -> set[int]:
+    """Commit: check the epoch, make the records visible, store the group offsets."""
+    txns.check_epoch(conn, tid, epoch)
+    written = txns.commit(conn, txn) if txn is not None else set()
+    if offsets:
+        conn.executemany(GROUP_OFFSETS_SQL, offsets)
+    return written
+
+
+def _abort(conn: sqlite3.Connection, tid: str | None, epoch: int | None, txn: int) -> set[int]:
+    """Abort our own transaction, and only while our epoch owns it: a fencing producer may have already."""
+    owned = conn.execute(
+        "SELECT 1 FROM txns WHERE id = ? AND transactional_id = ? AND epoch = ?", (txn, tid, epoch)
+    ).fetchone()
+    return txns.abort(conn, txn) if owned is not None else set()
 
 
 class _TransactionContext:

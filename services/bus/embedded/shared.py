@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from services.bus.embedded.appender import Appender
 from services.bus.embedded.db import Database
 from services.bus.embedded.log import UnknownPartition
 from services.bus.embedded.notify import Notifier
@@ -44,6 +45,10 @@ class Shared:
     prefix: str
     settings: Settings
     _topics: dict[str, TopicInfo] = field(default_factory=dict)
+    appender: Appender = field(init=False)  # the plain producers' group commit
+
+    def __post_init__(self) -> None:
+        self.appender = Appender(self.db, self.wake_partitions)
 
     def stored(self, topic: str) -> str:
         """The stored name of a topic (or group, or transactional id): prefixed."""

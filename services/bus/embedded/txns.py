@@ -10,48 +10,38 @@
 - A transaction open longer than its timeout is aborted by whichever process
   notices first, and its epoch bumped, so the late producer is fenced.
 
-All functions run inside the caller's write transaction (``conn``).
+The functions taking a ``sqlite3.Connection`` run inside the caller's write
+transaction, on the writer's thread (`Database.write_sync`).
 """
 
 from __future__ import annotations
 
-import aiosqlite
+import sqlite3
 
-from services.bus.embedded.db import Database, fetchall
+from services.bus.embedded.db import Database
 from services.bus.embedded.schema import base
 from services.bus.port import ProducerFenced
 
 
-async def init_producer(conn: aiosqlite.Connection, transactional_id: str) -> tuple[int, set[int]]:
+def init_producer(conn: sqlite3.Connection, transactional_id: str) -> tuple[int, set[int]]:
     """Bump the epoch; abort the open transactions of older epochs.
 
     Returns the new epoch and the partition ids whose LSO moved.
     """
-    rows = await fetchall(
-        conn,
+    (epoch,) = conn.execute(
         "INSERT INTO producers (transactional_id, epoch) VALUES (?, 0) "
         "ON CONFLICT (transactional_id) DO UPDATE SET epoch = epoch + 1 RETURNING epoch",
         (transactional_id,),
-    )
-    epoch = int(rows[0][0])
+    ).fetchone()
     touched: set[int] = set()
-    for (txn,) in await fetchall(
-        conn, "SELECT id FROM txns WHERE transactional_id = ?", (transactional_id,)
-    ):
-        touched |= await abort(conn, int(txn))
-    return epoch, touched
+    for (txn,) in conn.execute("SELECT id FROM txns WHERE transactional_id = ?", (transactional_id,)).fetchall():
+        touched |= abort(conn, int(txn))
+    return int(epoch), touched
 
 
-async def check_epoch(
-    conn: aiosqlite.Connection | Database, transactional_id: str, epoch: int
-) -> None:
+def check_epoch(conn: sqlite3.Connection, transactional_id: str, epoch: int) -> None:
     """Raise ProducerFenced unless ``epoch`` is still the newest for the id."""
-    sql = "SELECT epoch FROM producers WHERE transactional_id = ?"
-    if isinstance(conn, Database):
-        row = await conn.fetchone(sql, (transactional_id,))
-    else:
-        rows = await fetchall(conn, sql, (transactional_id,))
-        row = rows[0] if rows else None
+    row = conn.execute("SELECT epoch FROM producers WHERE transactional_id = ?", (transactional_id,)).fetchone()
     current = None if row is None else int(row[0])
     if current != epoch:
         raise ProducerFenced(
@@ -60,57 +50,53 @@ async def check_epoch(
         )
 
 
-async def begin(
-    conn: aiosqlite.Connection, transactional_id: str, epoch: int, *, now: int, timeout_ms: int
-) -> int:
-    rows = await fetchall(
-        conn,
-        "INSERT INTO txns (transactional_id, epoch, started_ms, timeout_ms) VALUES (?, ?, ?, ?) "
-        "RETURNING id",
+def begin(conn: sqlite3.Connection, transactional_id: str, epoch: int, *, now: int, timeout_ms: int) -> int:
+    (txn,) = conn.execute(
+        "INSERT INTO txns (transactional_id, epoch, started_ms, timeout_ms) VALUES (?, ?, ?, ?) RETURNING id",
         (transactional_id, epoch, now, timeout_ms),
-    )
-    return int(rows[0][0])
+    ).fetchone()
+    return int(txn)
 
 
-async def add_partitions(conn: aiosqlite.Connection, txn: int, first: dict[int, int]) -> None:
+def add_partitions(conn: sqlite3.Connection, txn: int, first: dict[int, int]) -> None:
     """Record the first offset the transaction wrote in each partition (by id)."""
-    await conn.executemany(
+    conn.executemany(
         "INSERT OR IGNORE INTO txn_partitions (txn, pid, first_offset) VALUES (?, ?, ?)",
         [(txn, pid, offset) for pid, offset in first.items()],
     )
 
 
-async def _ranges(conn: aiosqlite.Connection, txn: int) -> list[tuple[int, int, int]]:
+def _ranges(conn: sqlite3.Connection, txn: int) -> list[tuple[int, int, int]]:
     """(pid, first position, end position) of each partition the transaction wrote."""
-    rows = await fetchall(conn, "SELECT pid, first_offset FROM txn_partitions WHERE txn = ?", (txn,))
+    rows = conn.execute("SELECT pid, first_offset FROM txn_partitions WHERE txn = ?", (txn,)).fetchall()
     return [(int(p), base(int(p)) + int(o), base(int(p) + 1)) for p, o in rows]
 
 
-async def commit(conn: aiosqlite.Connection, txn: int) -> set[int]:
+def commit(conn: sqlite3.Connection, txn: int) -> set[int]:
     """Make the transaction's records visible; returns the partition ids it wrote."""
-    ranges = await _ranges(conn, txn)
-    await conn.executemany(
+    ranges = _ranges(conn, txn)
+    conn.executemany(
         "UPDATE records SET txn = NULL WHERE pos >= ? AND pos < ? AND txn = ?",
         [(first, end, txn) for _, first, end in ranges],
     )
-    await _forget(conn, txn)
+    _forget(conn, txn)
     return {pid for pid, _, _ in ranges}
 
 
-async def abort(conn: aiosqlite.Connection, txn: int) -> set[int]:
+def abort(conn: sqlite3.Connection, txn: int) -> set[int]:
     """Delete the transaction's records; returns the partition ids it wrote."""
-    ranges = await _ranges(conn, txn)
-    await conn.executemany(
+    ranges = _ranges(conn, txn)
+    conn.executemany(
         "DELETE FROM records WHERE pos >= ? AND pos < ? AND txn = ?",
         [(first, end, txn) for _, first, end in ranges],
     )
-    await _forget(conn, txn)
+    _forget(conn, txn)
     return {pid for pid, _, _ in ranges}
 
 
-async def _forget(conn: aiosqlite.Connection, txn: int) -> None:
-    await conn.execute("DELETE FROM txn_partitions WHERE txn = ?", (txn,))
-    await conn.execute("DELETE FROM txns WHERE id = ?", (txn,))
+def _forget(conn: sqlite3.Connection, txn: int) -> None:
+    conn.execute("DELETE FROM txn_partitions WHERE txn = ?", (txn,))
+    conn.execute("DELETE FROM txns WHERE id = ?", (txn,))
 
 
 async def expired(db: Database, now: int) -> list[tuple[int, str, int]]:
@@ -121,15 +107,12 @@ async def expired(db: Database, now: int) -> list[tuple[int, str, int]]:
     return [(int(i), str(t), int(e)) for i, t, e in rows]
 
 
-async def abort_expired(
-    conn: aiosqlite.Connection, txn: int, transactional_id: str, epoch: int
-) -> set[int]:
+def abort_expired(conn: sqlite3.Connection, txn: int, transactional_id: str, epoch: int) -> set[int]:
     """Abort a timed-out transaction and fence the producer that left it open."""
-    still_open = await fetchall(conn, "SELECT 1 FROM txns WHERE id = ?", (txn,))
-    if not still_open:
+    if conn.execute("SELECT 1 FROM txns WHERE id = ?", (txn,)).fetchone() is None:
         return set()
-    await conn.execute(
+    conn.execute(
         "UPDATE producers SET epoch = epoch + 1 WHERE transactional_id = ? AND epoch = ?",
         (transactional_id, epoch),
     )
-    return await abort(conn, txn)
+    return abort(conn, txn)

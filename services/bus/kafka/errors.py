@@ -11,11 +11,16 @@ from collections.abc import Iterator
 
 from aiokafka import errors as kafka_errors
 
-from services.bus.port import BusError, BusUnavailable, ProducerFenced
+from services.bus.port import BusError, BusUnavailable, ProducerFenced, RecordTooLarge
 
 FENCED: tuple[type[BaseException], ...] = (
     kafka_errors.ProducerFenced,
     kafka_errors.InvalidProducerEpoch,
+)
+TOO_LARGE: tuple[type[BaseException], ...] = (
+    kafka_errors.MessageSizeTooLargeError,  # the client's max_request_size, or the broker's MESSAGE_TOO_LARGE
+    kafka_errors.RecordListTooLargeError,
+    kafka_errors.RecordTooLargeError,
 )
 UNAVAILABLE: tuple[type[BaseException], ...] = (
     kafka_errors.KafkaConnectionError,
@@ -44,6 +49,8 @@ def translate(exc: BaseException, what: str) -> BusError | None:
     if isinstance(exc, FENCED):
         return ProducerFenced(f"{what}: fenced by a newer producer with the same transactional id "
                               f"(or the transaction timed out): {exc}")
+    if isinstance(exc, TOO_LARGE):
+        return RecordTooLarge(f"{what}: {exc!r}")
     if isinstance(exc, UNAVAILABLE):
         return BusUnavailable(f"{what}: Kafka is not reachable: {exc!r}")
     if isinstance(exc, kafka_errors.KafkaError):

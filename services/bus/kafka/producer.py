@@ -1,19 +1,32 @@
 """Producers on Kafka: idempotent appends, and transactions fenced by transactional id.
 
-Records are sent as explicit record batches (one per partition and size limit)
-rather than one ``send`` per record: fewer Python round trips, and a batch's
-records get consecutive offsets, ``base offset + index``, so
+Large sends go out as explicit record batches (one per partition and size
+limit) rather than one ``send`` per record: fewer Python round trips, and a
+batch's records get consecutive offsets, ``base offset + index``, so
 `Transaction.send` returns real offsets as soon as the broker acknowledged the
-batch (still invisible to read_committed readers until the commit).
+batch (still invisible to read_committed readers until the commit). Small
+sends — a client's one request — join the partition's open batch instead, so
+that many concurrent small sends travel together: aiokafka has one batch per
+partition in flight, and explicit batches would queue up one behind another.
 
 Starting a transactional producer runs InitProducerId, which bumps the epoch of
 its ``transactional.id`` and aborts whatever an older producer left open; the
 older producer's next request fails and surfaces here as `ProducerFenced`.
+
+A plain (idempotent) producer whose batch failed is replaced by a new one
+before its next send. aiokafka gives a batch its sequence numbers when it
+drains it and does not take them back when the batch then fails — a batch
+that expired while its partition had no leader (a broker restarting), or that
+the broker refused — so every later batch of that producer id is answered
+OutOfOrderSequenceNumber, for good. A new producer id starts a new sequence.
+(A transactional producer needs no such care: a failed batch fails its
+transaction, and the committer starts a new producer, which bumps the epoch.)
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Mapping, Sequence
 
@@ -26,8 +39,32 @@ from services.bus.port import BusError, OutRecord, ProducerFenced
 
 log = logging.getLogger(__name__)
 
+# Sends of at most this many records to a partition go into aiokafka's shared
+# open batch of that partition (see `_send_partition`); larger ones build their own.
+SHARED_BATCH_MAX = 16
 # aiokafka's transaction states from which an abort is allowed.
 ABORTABLE_STATES = frozenset({"IN_TRANSACTION", "ABORTABLE_ERROR"})
+
+
+async def _started_producer(context: KafkaContext, transactional_id: str | None) -> AIOKafkaProducer:
+    settings = context.settings
+    producer = AIOKafkaProducer(
+        **context.client,
+        acks="all",
+        enable_idempotence=True,
+        transactional_id=None if transactional_id is None else context.stored(transactional_id),
+        transaction_timeout_ms=settings.transaction_timeout_ms,
+        linger_ms=settings.linger_ms,
+        max_batch_size=settings.max_batch_size,
+        max_request_size=max(settings.max_batch_size, 1024 * 1024),
+    )
+    try:
+        with translated("starting a producer"):
+            await producer.start()
+    except BaseException:
+        await producer.stop()
+        raise
+    return producer
 
 
 class KafkaProducer:
@@ -38,32 +75,33 @@ class KafkaProducer:
         self._fenced: ProducerFenced | None = None
         self._in_transaction = False
         self._closed = False
+        self._stale = False  # a batch failed: the idempotent sequence may have a gap (see the module docstring)
+        self._renewing = asyncio.Lock()
+        self._retired: set[asyncio.Task[None]] = set()
 
     @classmethod
     async def create(cls, context: KafkaContext, *, transactional_id: str | None) -> KafkaProducer:
-        settings = context.settings
-        producer = AIOKafkaProducer(
-            **context.client,
-            acks="all",
-            enable_idempotence=True,
-            transactional_id=None if transactional_id is None else context.stored(transactional_id),
-            transaction_timeout_ms=settings.transaction_timeout_ms,
-            linger_ms=settings.linger_ms,
-            max_batch_size=settings.max_batch_size,
-            max_request_size=max(settings.max_batch_size, 1024 * 1024),
-        )
-        try:
-            with translated("starting a producer"):
-                await producer.start()
-        except BaseException:
-            await producer.stop()
-            raise
+        producer = await _started_producer(context, transactional_id)
         return cls(context, producer, transactional=transactional_id is not None)
 
     async def send(self, records: Sequence[OutRecord]) -> list[int]:
         if self._transactional:
             raise BusError("a transactional producer sends inside `async with producer.transaction()`")
+        if self._stale:
+            await self._renew()
         return await self._send(records)
+
+    async def _renew(self) -> None:
+        """Replace the aiokafka producer by a new one (a new producer id, a new sequence)."""
+        async with self._renewing:
+            if not self._stale or self._closed:
+                return
+            new = await _started_producer(self._context, None)  # BusUnavailable while the broker is away
+            old, self._producer, self._stale = self._producer, new, False
+            log.warning("kafka: replaced the producer after a failed batch (its sequence numbers had a gap)")
+            task = asyncio.create_task(old.stop())  # fails whatever the old one still holds
+            self._retired.add(task)
+            task.add_done_callback(self._retired.discard)
 
     def transaction(self) -> _TransactionContext:
         if not self._transactional:
@@ -81,6 +119,9 @@ class KafkaProducer:
                 log.warning("kafka: aborting the open transaction on close failed: %r", exc)
         self._consume_fatal_error()
         await self._producer.stop()
+        for task in list(self._retired):
+            with contextlib.suppress(Exception):
+                await task
 
     # -- internals ---------------------------------------------------------------------
 
@@ -131,6 +172,8 @@ class KafkaProducer:
             if isinstance(result, BaseException):
                 error = translate(result, "send") or result
                 self._note(error)
+                if not self._transactional:
+                    self._stale = True
                 raise error from result
             base = int(result.offset)  # type: ignore[attr-defined]
             for n, i in enumerate(indexes):
@@ -140,9 +183,18 @@ class KafkaProducer:
     async def _send_partition(
         self, topic: str, partition: int, indexes: list[int], records: Sequence[OutRecord]
     ) -> list[tuple[list[int], asyncio.Future[object]]]:
-        """Send one partition's records as batches; returns (record indexes, batch future)."""
+        """Send one partition's records; returns (record indexes, batch future) pairs."""
         producer, stored = self._producer, self._context.stored(topic)
         sent: list[tuple[list[int], asyncio.Future[object]]] = []
+        if len(indexes) <= SHARED_BATCH_MAX:
+            # A few records join the partition's open batch, shared with other concurrent
+            # sends: aiokafka keeps one batch per partition in flight, and a batch of its
+            # own would wait for every batch queued before it.
+            with translated("send"):
+                for i in indexes:
+                    record = records[i]
+                    sent.append(([i], await producer.send(stored, record.value, key=record.key, partition=partition)))
+            return sent
         batch, in_batch = producer.create_batch(), list[int]()
         for i in indexes:
             record = records[i]

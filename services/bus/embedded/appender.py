@@ -1,0 +1,90 @@
+"""Group commit for plain appends: concurrent sends of one process share a write transaction.
+
+Every plain `send` used to be a SQLite write transaction of its own, and those
+are serialised: a hundred clients sending one request each meant a hundred
+transactions one after another. Sends now queue here; while one write
+transaction is running, the sends that arrive wait, and the next transaction
+appends all of them — one ``BEGIN IMMEDIATE`` … ``COMMIT`` and one hop to the
+writer's thread for the lot. Each send keeps its own outcome (a savepoint per
+send), its records stay together and in order, and sends are appended in the
+order they were made. A lone send goes out at once: nothing lingers.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import Callable, Iterable, Sequence
+
+from services.bus.embedded.db import Database, now_ms
+from services.bus.embedded.log import append
+from services.bus.port import BusError, OutRecord
+
+Pids = dict[tuple[str, int], int]
+_Pending = tuple[Sequence[OutRecord], Pids, "asyncio.Future[list[int]]"]
+
+
+class Appender:
+    def __init__(self, db: Database, on_commit: Callable[[Iterable[int]], None]) -> None:
+        self._db = db
+        self._on_commit = on_commit
+        self._queue: list[_Pending] = []
+        self._task: asyncio.Task[None] | None = None
+
+    async def append(self, records: Sequence[OutRecord], pids: Pids) -> list[int]:
+        """Append one send's records (``pids``: their partition ids); returns their offsets."""
+        future: asyncio.Future[list[int]] = asyncio.get_running_loop().create_future()
+        self._queue.append((records, pids, future))
+        if self._task is None or self._task.done():
+            self._task = asyncio.create_task(self._drain(), name=f"append-{self._db.path.name}")
+        return await future
+
+    async def close(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._task
+        for _, _, future in self._queue:
+            if not future.done():
+                future.set_exception(BusError("the bus is closed"))
+        self._queue.clear()
+
+    async def _drain(self) -> None:
+        while self._queue:
+            group, self._queue = self._queue, []
+            try:
+                results = await self._db.write_sync(_append_group, [(r, p) for r, p, _ in group], now_ms())
+            except BaseException as exc:
+                for _, _, future in group:
+                    if not future.done():
+                        future.set_exception(exc if isinstance(exc, Exception) else BusError("the bus is closed"))
+                if not isinstance(exc, Exception):
+                    raise
+                continue
+            touched: set[int] = set()
+            for (_, pids, future), result in zip(group, results, strict=True):
+                if isinstance(result, BusError):
+                    if not future.done():
+                        future.set_exception(result)
+                    continue
+                touched.update(pids.values())
+                if not future.done():
+                    future.set_result(result)
+            self._on_commit(touched)
+
+
+def _append_group(
+    conn: sqlite3.Connection, sends: list[tuple[Sequence[OutRecord], Pids]], now: int
+) -> list[list[int] | BusError]:
+    """Append each send under a savepoint, so one refused send does not undo the others."""
+    results: list[list[int] | BusError] = []
+    for records, pids in sends:
+        conn.execute("SAVEPOINT send")
+        try:
+            results.append(append(conn, records, pids=pids, txn=None, now=now).offsets)
+        except BusError as exc:
+            conn.execute("ROLLBACK TO send")
+            results.append(exc)
+        conn.execute("RELEASE send")
+    return results
