@@ -15,7 +15,7 @@ envelope raises `MalformedRecord`, and consumers log, count and skip it.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import orjson
 
@@ -26,6 +26,7 @@ EVENT_TYPES: frozenset[str] = frozenset({"ADDED", "MODIFIED", "DELETED"})
 
 Op = Literal["create", "update", "update_status", "patch", "delete"]
 OPS: frozenset[str] = frozenset({"create", "update", "update_status", "patch", "delete"})
+PATCH_TYPES: frozenset[str] = frozenset({"json", "merge", "strategic", "apply"})
 
 
 class MalformedRecord(ValueError):
@@ -46,8 +47,9 @@ def split_key(key: str) -> tuple[str, str, str, str]:
     return ("" if group == "core" else group), resource, namespace, name
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectEvent:
+class ObjectEvent(NamedTuple):
+    """A decoded `objects` value (a named tuple: informers decode one per record)."""
+
     type: EventType
     object: dict[str, Any]
     request_id: str | None = None
@@ -61,7 +63,7 @@ def decode_event(value: bytes) -> ObjectEvent:
     doc = _load(value)
     type_ = doc.get("type")
     obj = doc.get("object")
-    if type_ not in EVENT_TYPES:
+    if isinstance(type_, list | dict) or type_ not in EVENT_TYPES:  # JSON's unhashables first
         raise MalformedRecord(f"unknown event type {type_!r}")
     if not isinstance(obj, dict) or not isinstance(obj.get("metadata"), dict):
         raise MalformedRecord("event object is not an object with metadata")
@@ -143,7 +145,7 @@ def encode_request(req: Request) -> bytes:
 def decode_request(value: bytes) -> Request:
     doc = _load(value)
     op = doc.get("op")
-    if op not in OPS:
+    if isinstance(op, list | dict) or op not in OPS:  # JSON's unhashables first
         raise MalformedRecord(f"unknown request op {op!r}")
     for name in ("id", "group", "resource", "namespace", "name", "replyTo"):
         if not isinstance(doc.get(name), str):
@@ -154,9 +156,12 @@ def decode_request(value: bytes) -> Request:
     options = doc.get("options") or {}
     if not isinstance(options, dict):
         raise MalformedRecord("request options must be an object")
+    _check_options(options)
     patch_type = doc.get("patchType")
     if patch_type is not None and not isinstance(patch_type, str):
         raise MalformedRecord("request patchType must be a string")
+    if patch_type and patch_type not in PATCH_TYPES:
+        raise MalformedRecord(f"unknown request patchType {patch_type!r}")
     version = doc.get("version") or ""
     if not isinstance(version, str):
         raise MalformedRecord("request version must be a string")
@@ -175,6 +180,35 @@ def decode_request(value: bytes) -> Request:
         patch_type=patch_type,
         options=options,
     )
+
+
+# The options the committer reads, with the JSON types each may have (null means "not given").
+# Other keys pass through untouched.
+_OPTION_TYPES: dict[str, tuple[type, ...]] = {
+    "dryRun": (list,),
+    "fieldManager": (str,),
+    "fieldValidation": (str,),
+    "force": (bool,),
+    "subresource": (str,),
+    "propagationPolicy": (str,),
+    "gracePeriodSeconds": (int,),
+    "preconditions": (dict,),
+}
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """Refuse option values of the wrong JSON type, so a decision never meets them."""
+    for name, types in _OPTION_TYPES.items():
+        value = options.get(name)
+        if value is None:
+            continue
+        if not isinstance(value, types) or (isinstance(value, bool) and bool not in types):
+            raise MalformedRecord(f"request option {name!r} has the wrong type")
+    if not all(isinstance(v, str) for v in options.get("dryRun") or ()):
+        raise MalformedRecord("request option 'dryRun' must hold strings")
+    for key, value in (options.get("preconditions") or {}).items():
+        if value is not None and not isinstance(value, str):
+            raise MalformedRecord(f"request precondition {key!r} must be a string")
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,7 +80,7 @@ class EventsWriter:
                 positions.append(len(records))
                 records.append(
                     OutRecord(EVENTS, w.key.encode(), encode_event(w.type, w.object, request_id=w.request_id))
-                )  # type: ignore[arg-type]
+                )
                 if w.type == "DELETED":
                     records.append(OutRecord(EVENTS, w.key.encode(), None))
             if records:

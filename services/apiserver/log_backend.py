@@ -43,7 +43,8 @@ class LogBackend:
         self.informer = informer
         self.client = client
         self.cache = watch_cache or WatchCache(informer)
-        self.events_informer, self.events_writer = events if events is not None else (None, None)
+        self.events_informer: Informer | None = events[0] if events is not None else None
+        self.events_writer: EventsWriter | None = events[1] if events is not None else None
         self.events_cache = WatchCache(self.events_informer) if self.events_informer is not None else None
         self.bookmark_interval = bookmark_interval
 

@@ -1,18 +1,18 @@
 """The client every component writes and reads with.
 
 Writes are requests on `requests`; the committer answers on `replies`, keyed
-by this client's requester id. A write waits for its reply, and — when the
-client has an informer — until that informer has applied the reply's
-resourceVersion, so a component always reads its own writes. A request that
-times out is sent again with the same request id, which the committer
-recognises, so retries never apply a write twice. Reads come from the
-informer's stores.
+by this client's requester id. The clients of a process share one producer
+and one reply consumer per bus (`services.runtime.request_channel`). A write
+waits for its reply, and — when the client has an informer — until that
+informer has applied the reply's resourceVersion, so a component always reads
+its own writes. A request that times out is sent again with the same request
+id, which the committer recognises, so retries never apply a write twice.
+Reads come from the informer's stores.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 import uuid
@@ -21,11 +21,12 @@ from typing import Any
 from services.api import registry
 from services.api import status as st
 from services.api.registry import ResourceType
-from services.bus.port import END, Bus, OutRecord, Producer
+from services.bus.port import Bus, OutRecord
 from services.runtime.informer import Informer
-from services.runtime.metrics import CLIENT_REQUEST_SECONDS, MALFORMED_RECORDS
-from topics.declarations import REPLIES, REQUESTS
-from topics.envelope import MalformedRecord, Op, Reply, Request, UserInfo, decode_reply, encode_request
+from services.runtime.metrics import CLIENT_REQUEST_SECONDS
+from services.runtime.request_channel import RequestChannel
+from topics.declarations import REQUESTS
+from topics.envelope import Op, Reply, Request, UserInfo, encode_request
 
 log = logging.getLogger(__name__)
 
@@ -59,21 +60,17 @@ class Client:
         self.attempts = attempts
         self.requester_id = requester_id or f"{user.name}/{uuid.uuid4().hex[:12]}"
         self._pending: dict[str, asyncio.Future[Reply]] = {}
-        self._producer: Producer | None = None
-        self._task: asyncio.Task[None] | None = None
+        self._channel: RequestChannel | None = None
 
     async def start(self) -> None:
-        consumer = await self.bus.consumer(REPLIES, start=END)
-        self._producer = await self.bus.producer()
-        self._task = asyncio.create_task(self._read_replies(consumer), name=f"replies-{self.requester_id}")
+        self._channel = await RequestChannel.acquire(self.bus)
+        self._channel.register(self.requester_id, self._deliver)
 
     async def close(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-        if self._producer is not None:
-            await self._producer.close()
+        if self._channel is not None:
+            channel, self._channel = self._channel, None
+            channel.unregister(self.requester_id)
+            await channel.release()
         for fut in self._pending.values():
             if not fut.done():
                 fut.cancel()
@@ -137,15 +134,16 @@ class Client:
 
     async def submit(self, request: Request) -> Reply:
         """Send a request (with retries under the same id) and return the committer's reply."""
-        if self._producer is None:
+        if self._channel is None:
             raise RuntimeError("client is not started")
         loop = asyncio.get_running_loop()
         started = time.monotonic()
+        record = OutRecord(REQUESTS, request.key.encode(), encode_request(request))
         for attempt in range(self.attempts):
             fut: asyncio.Future[Reply] = loop.create_future()
             self._pending[request.id] = fut
             try:
-                await self._producer.send([OutRecord(REQUESTS, request.key.encode(), encode_request(request))])
+                await self._channel.send(record)
                 reply = await asyncio.wait_for(asyncio.shield(fut), self.timeout)
                 CLIENT_REQUEST_SECONDS.labels(op=request.op).observe(time.monotonic() - started)
                 return reply
@@ -211,24 +209,7 @@ class Client:
 
     # -- replies ----------------------------------------------------------------
 
-    async def _read_replies(self, consumer: Any) -> None:
-        mine = self.requester_id.encode()
-        try:
-            while True:
-                for record in await consumer.getmany(timeout_ms=200):
-                    if record.key != mine:
-                        continue
-                    try:
-                        reply = decode_reply(record.value or b"")
-                    except MalformedRecord as exc:
-                        MALFORMED_RECORDS.labels(topic=record.topic).inc()
-                        log.warning(
-                            "skipping malformed reply",
-                            extra={"topic": record.topic, "offset": record.offset, "error": str(exc)},
-                        )
-                        continue
-                    fut = self._pending.get(reply.id)
-                    if fut is not None and not fut.done():
-                        fut.set_result(reply)
-        finally:
-            await consumer.close()
+    def _deliver(self, reply: Reply) -> None:
+        fut = self._pending.get(reply.id)
+        if fut is not None and not fut.done():
+            fut.set_result(reply)

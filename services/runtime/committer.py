@@ -8,22 +8,40 @@ and only then takes requests. Each batch of requests is one transaction: the
 object records, the replies and the consumed request offsets commit together
 or not at all, so a request is committed exactly once even when a leader dies
 mid-batch. The decisions themselves are pure (`committer_core`).
+
+While a batch commits, the next one is already fetched and decoded (a task
+of its own), so decoding fills the waits for the log; the request offsets are
+sent beside the records rather than after them.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from services.api import status as st
-from services.bus.port import Bus, Consumer, GroupMember, OutRecord, Producer, ProducerFenced, Record
+from services.bus.port import (
+    Bus,
+    BusUnavailable,
+    Consumer,
+    GroupMember,
+    OutRecord,
+    Producer,
+    ProducerFenced,
+    Record,
+    RecordTooLarge,
+)
+from services.runtime import gc_pause
 from services.runtime.committer_core import CommitterCore, Outcome, rfc3339
 from services.runtime.metrics import COMMIT_BATCH_SIZE, COMMITTED_REQUESTS, MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
@@ -38,6 +56,7 @@ from topics.envelope import (
     encode_event,
     encode_reply,
     object_key,
+    split_key,
 )
 
 log = logging.getLogger(__name__)
@@ -46,6 +65,8 @@ COMMITTER_GROUP = "draplane-committer"
 TRANSACTIONAL_ID = "draplane-committer"
 BIRTH_KEY = object_key("draplane.io", "logs", "", OBJECTS)
 BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
+RETRY_PAUSE_S = 1.0  # before joining again after the log failed
+SNAPSHOT_REQUEST_IDS = 10_000  # newest committed request ids a snapshot keeps (retries after a restart)
 
 
 class Committer:
@@ -82,16 +103,27 @@ class Committer:
             await self.snapshot.open()
         try:
             while not self._stopping:
-                member = await self.bus.join_group(COMMITTER_GROUP, REQUESTS, member_id=self.member_id)
+                try:
+                    member = await self.bus.join_group(COMMITTER_GROUP, REQUESTS, member_id=self.member_id)
+                except BusUnavailable as exc:
+                    log.warning("committer cannot reach the log; trying again", extra={"error": str(exc)})
+                    await asyncio.sleep(RETRY_PAUSE_S)
+                    continue
                 try:
                     await _wait_either(member.leader, member.lost)
                     if member.leader.is_set() and not member.lost.is_set():
                         await self._lead(member)
                 except ProducerFenced:
                     log.warning("committer fenced by a newer leader; stepping down")
+                except BusUnavailable as exc:
+                    # The next leadership (ours or another's) recovers from the log, which
+                    # holds the batch if its commit got through and not if it did not.
+                    log.warning("committer lost the log mid-leadership; stepping down", extra={"error": str(exc)})
+                    await asyncio.sleep(RETRY_PAUSE_S)
                 finally:
                     self.is_leader.clear()
-                    await member.close()
+                    with contextlib.suppress(BusUnavailable):
+                        await member.close()
         finally:
             if self.snapshot is not None:
                 with contextlib.suppress(Exception):
@@ -110,13 +142,66 @@ class Committer:
             self.is_leader.set()
             log.info("committer is leader", extra={"offset": self.core.index.position})
             consumer = member.consumer
-            while not member.lost.is_set() and not self._stopping:
-                records = await consumer.getmany(timeout_ms=100, max_records=self.batch_max)
-                if records:
-                    await self._commit_batch(producer, consumer, records)
+            # The next batch is fetched and decoded while the current one commits.
+            fetch = asyncio.create_task(self._fetch(consumer))
+            try:
+                while not member.lost.is_set() and not self._stopping:
+                    batch = await fetch
+                    fetch = asyncio.create_task(self._fetch(consumer))
+                    if batch.records:
+                        await self._commit_guarded(producer, batch)
+            finally:
+                fetch.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await fetch
         finally:
             self.is_leader.clear()
             await producer.close()
+
+    async def _fetch(self, consumer: Consumer) -> Batch:
+        """The next requests, decoded; malformed ones answered 400 when their sender can be told."""
+        return _decoded(await consumer.getmany(timeout_ms=100, max_records=self.batch_max))
+
+    async def _commit_guarded(self, producer: Producer, batch: Batch) -> None:
+        """Commit a batch; a record too large for the log costs its own request a 413, not the committer.
+
+        The transaction of a batch holding such a record fails as a whole (and
+        is aborted), so its requests are committed again one per transaction,
+        decoded afresh from their records, and the one that cannot be written
+        is answered 413 RequestEntityTooLarge. Otherwise the request would stop
+        every committer that ever reads it.
+        """
+        try:
+            await self._commit_batch(producer, batch)
+            return
+        except RecordTooLarge as exc:
+            if len(batch.records) == 1:
+                await self._refuse_too_large(producer, batch, exc)
+                return
+            log.warning(
+                "a batch holds a record too large for the log; committing its requests one by one",
+                extra={"offset": batch.records[0].offset, "error": str(exc)},
+            )
+        for record in batch.records:
+            await self._commit_guarded(producer, _decoded([record], quiet=True))
+
+    async def _refuse_too_large(self, producer: Producer, batch: Batch, exc: RecordTooLarge) -> None:
+        status = st.too_large_for_the_log().status
+        replies = [
+            OutRecord(REPLIES, r.reply_to.encode(), encode_reply(Reply(r.id, 413, status=status)))
+            for r in batch.requests
+        ]
+        replies += [OutRecord(REPLIES, to.encode(), encode_reply(r)) for r, to in batch.bad]
+        async with producer.transaction() as txn:
+            if replies:
+                await txn.send(replies)
+            await txn.send_offsets(COMMITTER_GROUP, {(REQUESTS, 0): batch.records[-1].offset + 1})
+        for request in batch.requests:
+            log.warning(
+                "request refused: its record is too large for the log",
+                extra={"request_id": request.id, "key": request.key, "error": str(exc)},
+            )
+            COMMITTED_REQUESTS.labels(op=request.op, code="413").inc()
 
     # -- recovery -------------------------------------------------------------
 
@@ -136,9 +221,10 @@ class Committer:
             return
         consumer = await self.bus.consumer(OBJECTS, start=self.core.index.position)
         try:
-            while consumer.position() < end:
-                for record in await consumer.getmany(timeout_ms=200):
-                    self._replay_record(record)
+            with gc_pause.pause():  # a long run of long-lived objects (see gc_pause)
+                while consumer.position() < end:
+                    for record in await consumer.getmany(timeout_ms=200):
+                        self._replay_record(record)
             self.core.index.position = consumer.position()
         finally:
             await consumer.close()
@@ -185,10 +271,11 @@ class Committer:
         log.info("bootstrapped a new log", extra={"offset": offsets[0]})
 
     def _replay_record(self, record: Record) -> None:
-        if record.value is None or record.key is None:
-            return
+        if record.value is None:
+            return  # a tombstone: the DELETED record before it did the work
         try:
-            key = record.key.decode()
+            key = (record.key or b"").decode()
+            split_key(key)  # a key that names no object would sit in the index forever
             event = decode_event(record.value)
         except (MalformedRecord, UnicodeDecodeError) as exc:
             MALFORMED_RECORDS.labels(topic=record.topic).inc()
@@ -201,53 +288,41 @@ class Committer:
 
     # -- one batch --------------------------------------------------------------
 
-    async def _commit_batch(self, producer: Producer, consumer: Consumer, records: list[Record]) -> None:
-        requests: list[Request] = []
-        bad: list[Reply] = []
-        bad_reply_to: list[str] = []
-        for record in records:
-            try:
-                requests.append(decode_request(record.value or b""))
-            except MalformedRecord as exc:
-                MALFORMED_RECORDS.labels(topic=record.topic).inc()
-                log.warning(
-                    "malformed request", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)}
-                )
-                salvaged = _salvage_ids(record.value)
-                if salvaged is not None:
-                    err = st.bad_request(f"malformed request: {exc}")
-                    bad.append(Reply(salvaged[0], 400, status=err.status))
-                    bad_reply_to.append(salvaged[1])
-        outcomes = self.core.process(requests)
+    async def _commit_batch(self, producer: Producer, batch: Batch) -> None:
+        outcomes = self.core.process(batch.requests, owned=True)
         out: list[OutRecord] = []
         positions: list[int] = []  # index in `out` of each write's object record
         writes = [w for o in outcomes for w in o.writes]
         for w in writes:
             positions.append(len(out))
             key = w.key.encode()
-            out.append(OutRecord(OBJECTS, key, encode_event(w.type, w.object, request_id=w.request_id)))  # type: ignore[arg-type]
+            out.append(OutRecord(OBJECTS, key, encode_event(w.type, w.object, request_id=w.request_id)))
             if w.type == "DELETED":
                 out.append(OutRecord(OBJECTS, key, None))
         async with producer.transaction() as txn:
-            if out:
-                offsets = await txn.send(out)
-                for w, pos in zip(writes, positions, strict=True):
-                    w.offset = offsets[pos]
-            self.core.stamp(outcomes)
-            replies = [OutRecord(REPLIES, o.request.reply_to.encode(), encode_reply(_reply(o))) for o in outcomes]
-            replies += [
-                OutRecord(REPLIES, to.encode(), encode_reply(r)) for r, to in zip(bad, bad_reply_to, strict=True)
-            ]
-            if replies:
-                await txn.send(replies)
-            await txn.send_offsets(COMMITTER_GROUP, {(REQUESTS, 0): records[-1].offset + 1})
+            # The request offsets need no answer first: they travel beside the records.
+            offsets_sent = asyncio.create_task(
+                txn.send_offsets(COMMITTER_GROUP, {(REQUESTS, 0): batch.records[-1].offset + 1})
+            )
+            try:
+                if out:
+                    offsets = await txn.send(out)
+                    for w, pos in zip(writes, positions, strict=True):
+                        w.offset = offsets[pos]
+                self.core.stamp(outcomes)
+                replies = [OutRecord(REPLIES, o.request.reply_to.encode(), encode_reply(_reply(o))) for o in outcomes]
+                replies += [OutRecord(REPLIES, to.encode(), encode_reply(r)) for r, to in batch.bad]
+                if replies:
+                    await txn.send(replies)
+            finally:
+                await offsets_sent  # (its error, if any, wins: it says why the transaction failed)
         position = (max(w.offset for w in writes) + 1) if writes else self.core.index.position
         self.core.advance(outcomes, position)
         self._dirty.update(w.key for w in writes)
         self.batches += 1
-        COMMIT_BATCH_SIZE.observe(len(records))
-        for o in outcomes:
-            COMMITTED_REQUESTS.labels(op=o.request.op, code=str(o.code)).inc()
+        COMMIT_BATCH_SIZE.observe(len(batch.records))
+        for (op, code), count in Counter((o.request.op, o.code) for o in outcomes).items():
+            COMMITTED_REQUESTS.labels(op=op, code=str(code)).inc(count)
         if self.on_batch is not None:
             self.on_batch(outcomes)
         if self.snapshot is not None and time.monotonic() >= self._next_snapshot:
@@ -260,9 +335,27 @@ class Committer:
         index = self.core.index
         upserts = {k: index.entries[k] for k in dirty if k in index.entries}
         deletes = [k for k in dirty if k not in index.entries]
-        recent = list(index.request_ids.items())[-10_000:]
-        await self.snapshot.save(offset=index.position, upserts=upserts, deletes=deletes, extra={"requests": recent})
+        # The newest ids, without materialising all of them (up to the window, 200,000) first.
+        recent = list(itertools.islice(reversed(index.request_ids.items()), SNAPSHOT_REQUEST_IDS))[::-1]
+        try:
+            await self.snapshot.save(
+                offset=index.position, upserts=upserts, deletes=deletes, extra={"requests": recent}
+            )
+        except BaseException:
+            # Not saved: the keys stay dirty, or a later save would store a later offset
+            # without them and the next leader would start from a stale index.
+            self._dirty |= dirty
+            raise
         self._next_snapshot = time.monotonic() + self.snapshot_interval
+
+
+@dataclass(slots=True)
+class Batch:
+    """Records read from `requests`, and what decoding made of them."""
+
+    records: list[Record]
+    requests: list[Request] = field(default_factory=list)
+    bad: list[tuple[Reply, str]] = field(default_factory=list)  # 400 replies to malformed requests, reply-to
 
 
 def _reply(outcome: Outcome) -> Reply:
@@ -275,6 +368,26 @@ def _reply(outcome: Outcome) -> Reply:
             warnings=tuple(outcome.warnings),
         )
     return Reply(outcome.request.id, outcome.code, object=outcome.object, warnings=tuple(outcome.warnings))
+
+
+def _decoded(records: list[Record], *, quiet: bool = False) -> Batch:
+    """Requests decoded from records; malformed ones logged and counted (unless ``quiet``: seen before)
+    and answered 400 when their sender can be told."""
+    batch = Batch(records)
+    for record in records:
+        try:
+            batch.requests.append(decode_request(record.value or b""))
+        except MalformedRecord as exc:
+            if not quiet:
+                MALFORMED_RECORDS.labels(topic=record.topic).inc()
+                log.warning(
+                    "malformed request", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)}
+                )
+            salvaged = _salvage_ids(record.value)
+            if salvaged is not None:
+                err = st.bad_request(f"malformed request: {exc}")
+                batch.bad.append((Reply(salvaged[0], 400, status=err.status), salvaged[1]))
+    return batch
 
 
 def _salvage_ids(value: bytes | None) -> tuple[str, str] | None:

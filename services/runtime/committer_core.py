@@ -14,8 +14,8 @@ I/O: the committer loop appends the records and feeds the offsets back through
 from __future__ import annotations
 
 import logging
+import os
 import secrets
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -29,7 +29,7 @@ from services.api.admission import AdmissionChain, Attributes
 from services.api.field_errors import forbidden, required
 from services.api.registry import ResourceType
 from services.runtime.committer_state import PENDING, Index, Obj, Staged
-from topics.envelope import Request, object_key
+from topics.envelope import EventType, Request, object_key
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +84,7 @@ class FieldTracker(Protocol):
 @dataclass
 class Write:
     key: str
-    type: str  # ADDED, MODIFIED, DELETED
+    type: EventType
     object: Obj
     request_id: str
     offset: int = PENDING
@@ -107,7 +107,19 @@ def _copy(obj: Obj) -> Obj:
 
 
 def rfc3339(now: datetime) -> str:
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # isoformat is five times cheaper than strftime; its first 19 characters are the same.
+    if now.tzinfo is not UTC:
+        now = now.astimezone(UTC)
+    return now.isoformat(timespec="seconds")[:19] + "Z"
+
+
+def new_uid() -> str:
+    """A random (version 4) UUID string, as ``str(uuid.uuid4())`` makes it, in a third of the time."""
+    h = os.urandom(16).hex()
+    return f"{h[:8]}-{h[8:12]}-4{h[13:16]}-{_VARIANT[int(h[16], 16) & 3]}{h[17:20]}-{h[20:]}"
+
+
+_VARIANT = "89ab"
 
 
 def random_suffix(length: int = 5) -> str:
@@ -129,7 +141,7 @@ class CommitterCore:
         decoder: Decoder | None = None,
         tracker: FieldTracker | None = None,
         clock: Callable[[], datetime] = lambda: datetime.now(UTC),
-        new_uid: Callable[[], str] = lambda: str(uuid.uuid4()),
+        new_uid: Callable[[], str] = new_uid,
         suffix: Callable[[], str] = random_suffix,
         request_id_window: int = 200_000,
     ) -> None:
@@ -141,15 +153,19 @@ class CommitterCore:
         self.clock = clock
         self.new_uid = new_uid
         self.suffix = suffix
+        self._owned = False
 
     # -- batch API ------------------------------------------------------------
 
-    def process(self, requests: list[Request]) -> list[Outcome]:
+    def process(self, requests: list[Request], *, owned: bool = False) -> list[Outcome]:
+        """Decide a batch. ``owned``: the requests' bodies are the core's to change
+        (the committer decoded them for this call alone), so they are not copied."""
         staged = Staged(self.index)
-        outcomes = []
-        for req in requests:
-            outcomes.append(self.decide(req, staged))
-        return outcomes
+        self._owned = owned
+        try:
+            return [self.decide(req, staged) for req in requests]
+        finally:
+            self._owned = False
 
     @staticmethod
     def stamp(outcomes: list[Outcome]) -> None:
@@ -187,7 +203,7 @@ class CommitterCore:
                 )
             seen = staged.seen_request(req.id)
             if seen is not None:
-                return self._replay(req, rt, staged)
+                return self._replay(req, staged, seen)
             subresource = str(req.options.get("subresource") or "")
             if req.op == "create" and subresource == "binding":
                 outcome = self._bind(req, rt, staged)
@@ -203,16 +219,21 @@ class CommitterCore:
             return Outcome(req, err.code, status=err.status)
         except Exception as exc:  # never let one request take the committer down
             log.exception("request failed", extra={"request_id": req.id, "key": req.key})
-            err = st.internal_error(str(exc))
-            return Outcome(req, err.code, status=err.status)
+            internal = st.internal_error(str(exc))
+            return Outcome(req, internal.code, status=internal.status)
         if outcome.writes:
-            staged.request_ids.add(req.id)
+            staged.request_ids[req.id] = outcome.writes[-1].key
         outcome.warnings = [*self._decode_warnings, *outcome.warnings]
         return outcome
 
-    def _replay(self, req: Request, rt: ResourceType, staged: Staged) -> Outcome:
-        """A retried request that was already committed: answer without writing again."""
-        entry = staged.entry(req.key)
+    def _replay(self, req: Request, staged: Staged, key: str) -> Outcome:
+        """A retried request that was already committed: answer without writing again.
+
+        The answer carries the object the request wrote (found by the key it
+        wrote, which for a generateName create is not the request's key), as
+        it is now; a deleted object's answer is a Success status.
+        """
+        entry = staged.entry(key)
         if entry is None:
             return Outcome(req, 200, status=st.success_status(), return_status=True)
         return Outcome(req, 200, object=_with_rv(entry[1], entry[0]))
@@ -222,7 +243,7 @@ class CommitterCore:
     def _create(self, req: Request, rt: ResourceType, staged: Staged, body: Obj | None) -> Outcome:
         if body is None:
             raise st.bad_request("a create request needs an object")
-        obj = _copy(body)
+        obj = body if self._owned and body is req.object else _copy(body)
         meta = obj.setdefault("metadata", {})
         if not isinstance(meta, dict):
             raise st.bad_request("metadata must be an object")
@@ -305,8 +326,10 @@ class CommitterCore:
         if entry is None:
             raise st.not_found(rt.group, rt.plural, req.name)
         current_rv, current = entry
-        new = _copy(body)
+        new = body if self._owned else _copy(body)
         meta = new.setdefault("metadata", {})
+        if not isinstance(meta, dict):
+            raise st.bad_request("metadata must be an object")
         if meta.get("name") and meta["name"] != req.name:
             raise st.bad_request(
                 f"the name of the object ({meta['name']}) does not match the name on the URL ({req.name})"
@@ -538,7 +561,7 @@ class CommitterCore:
         if (rt.group, rt.plural) != ("", "pods"):
             raise st.not_found(rt.group, f"{rt.plural}/binding", req.name)
         body = req.object or {}
-        target = (body.get("target") or {}).get("name")
+        target = _binding_target(body)
         if not target:
             raise st.invalid("", "Binding", req.name, [required("target.name")])
         entry = staged.entry(req.key)
@@ -604,12 +627,44 @@ class CommitterCore:
             )
 
     def _write(
-        self, req: Request, staged: Staged, key: str, type_: str, obj: Obj, code: int, warnings: list[str]
+        self, req: Request, staged: Staged, key: str, type_: EventType, obj: Obj, code: int, warnings: list[str]
     ) -> Outcome:
         if _dry(req):
             return Outcome(req, code, object=obj, warnings=warnings)
         staged.stage(key, None if type_ == "DELETED" else obj)
         return Outcome(req, code, object=obj, writes=[Write(key, type_, obj, req.id)], warnings=warnings)
+
+
+def _binding_target(body: Any) -> str:
+    """The node a Binding names; a body of the wrong shape is refused as Kubernetes' decoder refuses it."""
+    cannot = 'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal'
+    if not isinstance(body, dict):
+        raise st.bad_request(f"{cannot} {_json_type(body)} into Go value of type v1.Binding")
+    target = body.get("target")
+    if target is None:
+        return ""
+    if not isinstance(target, dict):
+        raise st.bad_request(
+            f"{cannot} {_json_type(target)} into Go struct field Binding.target of type v1.ObjectReference"
+        )
+    name = target.get("name")
+    if name is not None and not isinstance(name, str):
+        field = "ObjectReference.target.name"
+        raise st.bad_request(f"{cannot} {_json_type(name)} into Go struct field {field} of type string")
+    return name or ""
+
+
+def _json_type(value: Any) -> str:
+    """The JSON type name Go's decoder uses in its messages."""
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int | float):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "array"
+    return "object"
 
 
 def _dry(req: Request) -> bool:

@@ -61,7 +61,7 @@ class Staged:
     def __init__(self, index: Index) -> None:
         self.index = index
         self.pending: dict[str, Obj | None] = {}  # None: deleted in this batch
-        self.request_ids: set[str] = set()
+        self.request_ids: dict[str, str] = {}  # request id -> key, for this batch's writes
 
     def entry(self, key: str) -> tuple[int, Obj] | None:
         if key in self.pending:
@@ -88,9 +88,9 @@ class Staged:
                 yield entry[1]
 
     def seen_request(self, request_id: str) -> str | None:
-        if request_id in self.request_ids:
-            return "staged"
-        return self.index.request_ids.get(request_id)
+        """The key a request already wrote (in this batch or committed), or None."""
+        key = self.request_ids.get(request_id)
+        return key if key is not None else self.index.request_ids.get(request_id)
 
 
 def _same_type(key: str, group: str, resource: str) -> bool:

@@ -21,7 +21,7 @@ from typing import Any
 
 from services.bus.port import Bus, OutRecord, Producer
 from topics.declarations import EVENTS
-from topics.envelope import encode_event, object_key
+from topics.envelope import EventType, encode_event, object_key
 
 log = logging.getLogger(__name__)
 
@@ -148,7 +148,7 @@ class EventRecorder:
         if self._producer is None:
             raise RuntimeError("event recorder is not started")
         meta = event["metadata"]
-        type_ = "ADDED" if int(event.get("count", 1)) <= 1 else "MODIFIED"
+        type_: EventType = "ADDED" if int(event.get("count", 1)) <= 1 else "MODIFIED"
         record = OutRecord(EVENTS, event_key(meta["namespace"], meta["name"]).encode(), encode_event(type_, event))
         try:
             (offset,) = await self._producer.send([record])

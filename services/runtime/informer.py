@@ -7,6 +7,8 @@ seen at start has been reached. The resourceVersion of each object is stamped
 here from the record's offset and never trusted from the payload. With a
 snapshot store the informer starts from the stored offset and reads only the
 tail. A malformed record is logged with topic and offset, counted, and skipped.
+While it catches up (until `synced`) the cyclic garbage collector is paused
+(`services.runtime.gc_pause`).
 
 Objects handed out are shared: treat them as read-only (copy before changing).
 """
@@ -20,10 +22,10 @@ import heapq
 import itertools
 import logging
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
-from services.bus.port import BEGINNING, Bus, Record
+from services.bus.port import BEGINNING, Bus, BusUnavailable, Record
+from services.runtime import gc_pause
 from services.runtime.metrics import MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import OBJECTS
@@ -32,6 +34,7 @@ from topics.envelope import MalformedRecord, decode_event, split_key
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+RETRY_PAUSE_S = 0.5
 IndexFunc = Callable[[Obj], Iterable[str]]
 
 
@@ -43,8 +46,7 @@ class Handler(Protocol):
     def on_delete(self, obj: Obj) -> None: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Change:
+class Change(NamedTuple):
     """One applied record: what every listener (e.g. the apiserver's watch cache) sees."""
 
     offset: int
@@ -116,7 +118,11 @@ class Store:
         for name, func in self._indexers.items():
             index = self._indices[name]
             for value in func(obj):
-                index.setdefault(value, set()).add(key)
+                bucket = index.get(value)
+                if bucket is None:
+                    index[value] = {key}
+                else:
+                    bucket.add(key)
         return old
 
     def _pop(self, key: tuple[str, str]) -> Obj | None:
@@ -163,6 +169,7 @@ class Informer:
         self.synced = asyncio.Event()
         self.position = 0  # next offset to read
         self.start_offset = 0  # where this informer began (snapshot or log start)
+        self.records_read = 0  # every record consumed, tombstones and malformed ones included
         self.records_applied = 0
 
     # -- registration -------------------------------------------------------
@@ -230,19 +237,35 @@ class Informer:
     async def _run(self, consumer: Any, end_at_start: int) -> None:
         loop = asyncio.get_running_loop()
         next_save = loop.time() + self._snapshot_interval
+        catching_up = None if self.synced.is_set() else gc_pause.pause()
         try:
             while True:
-                records = await consumer.getmany(timeout_ms=200)
+                try:
+                    records = await consumer.getmany(timeout_ms=200)
+                except BusUnavailable as exc:  # the log comes back; readers wait meanwhile
+                    log.warning("informer cannot read the log; trying again", extra={"error": str(exc)})
+                    if catching_up is not None:  # no pause for as long as the log may be away
+                        catching_up.resume()
+                        catching_up = None
+                    await asyncio.sleep(RETRY_PAUSE_S)
+                    continue
+                self.records_read += len(records)
+                apply = self._apply
                 for record in records:
-                    self._apply(record)
+                    apply(record)
                 self.position = consumer.position()
                 if not self.synced.is_set() and self.position >= end_at_start:
                     self.synced.set()
+                if catching_up is not None and self.synced.is_set():
+                    catching_up.resume()
+                    catching_up = None
                 self._release_waiters()
                 if self._snapshot is not None and self._dirty and loop.time() >= next_save:
                     await self._save_snapshot()
                     next_save = loop.time() + self._snapshot_interval
         finally:
+            if catching_up is not None:
+                catching_up.resume()
             await consumer.close()
 
     def _release_waiters(self) -> None:
@@ -252,12 +275,13 @@ class Informer:
                 fut.set_result(None)
 
     def _apply(self, record: Record) -> None:
-        if record.value is None:
+        value = record.value
+        if value is None:
             return  # a tombstone: the DELETED record before it did the work
         try:
             key = (record.key or b"").decode()
             group, resource, namespace, name = split_key(key)
-            event = decode_event(record.value)
+            type_, obj, request_id = decode_event(value)
         except (MalformedRecord, UnicodeDecodeError) as exc:
             MALFORMED_RECORDS.labels(topic=record.topic).inc()
             log.warning(
@@ -265,39 +289,36 @@ class Informer:
                 extra={"topic": record.topic, "offset": record.offset, "error": str(exc)},
             )
             return
-        obj = event.object
-        obj["metadata"]["resourceVersion"] = str(record.offset)
-        store = self.store(group, resource)
+        offset = record.offset
+        obj["metadata"]["resourceVersion"] = str(offset)
+        kind = (group, resource)
+        store = self._stores.get(kind)
+        if store is None:
+            store = self.store(group, resource)
         skey = (namespace, name)
-        if event.type == "DELETED":
+        deleted = type_ == "DELETED"
+        if deleted:
             old = store._pop(skey)
-            self._dirty[key] = None
         else:
             old = store._put(skey, obj)
-            self._dirty[key] = (record.offset, obj)
+        if self._snapshot is not None:
+            self._dirty[key] = None if deleted else (offset, obj)
         self.records_applied += 1
-        for handler in self._handlers.get((group, resource), ()):
-            try:
-                if event.type == "DELETED":
-                    handler.on_delete(obj)
-                elif old is None:
-                    handler.on_add(obj)
-                else:
-                    handler.on_update(old, obj)
-            except Exception:
-                log.exception("informer handler failed", extra={"key": key, "offset": record.offset})
+        handlers = self._handlers.get(kind)
+        if handlers:
+            for handler in handlers:
+                try:
+                    if deleted:
+                        handler.on_delete(obj)
+                    elif old is None:
+                        handler.on_add(obj)
+                    else:
+                        handler.on_update(old, obj)
+                except Exception:
+                    log.exception("informer handler failed", extra={"key": key, "offset": offset})
         if self._listeners:
             change = Change(
-                record.offset,
-                record.timestamp_ms,
-                event.type,
-                group,
-                resource,
-                namespace,
-                name,
-                obj,
-                old,
-                event.request_id,
+                offset, record.timestamp_ms, type_, group, resource, namespace, name, obj, old, request_id
             )
             for listener in self._listeners:
                 try:
@@ -310,4 +331,11 @@ class Informer:
         dirty, self._dirty = self._dirty, {}
         upserts = {k: v for k, v in dirty.items() if v is not None}
         deletes = [k for k, v in dirty.items() if v is None]
-        await self._snapshot.save(offset=self.position, upserts=upserts, deletes=deletes)
+        try:
+            await self._snapshot.save(offset=self.position, upserts=upserts, deletes=deletes)
+        except BaseException:
+            # Not saved (cancelled by stop(), say): keep the keys for the next save, or
+            # that save would store a later offset without them and a restart would
+            # never read their changes again. Newer changes of a key win.
+            self._dirty = {**dirty, **self._dirty}
+            raise

@@ -359,3 +359,22 @@ def test_unknown_resource_is_not_found() -> None:
 def test_status_errors_are_raised_by_constructors() -> None:
     with pytest.raises(StatusError):
         raise forbidden("", "pods", "p", "x")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ([], "cannot unmarshal array into Go struct field Binding.target of type v1.ObjectReference"),
+        (True, "cannot unmarshal bool into Go struct field Binding.target of type v1.ObjectReference"),
+        ({"name": 7}, "cannot unmarshal number into Go struct field ObjectReference.target.name of type string"),
+    ],
+)
+def test_binding_of_the_wrong_shape_is_a_400(target: object, message: str) -> None:
+    core = make_core()
+    commit(core, req("create", "", "pods", "default", "p", object=pod()))
+    binding = {"apiVersion": "v1", "kind": "Binding", "metadata": {"name": "p"}, "target": target}
+    (o,) = commit(core, req("create", "", "pods", "default", "p", object=binding, options={"subresource": "binding"}))
+    assert o.code == 400 and o.status is not None
+    assert message in o.status["message"]
+    stored = core.index.get("core/pods/default/p")
+    assert stored is not None and "nodeName" not in stored[1].get("spec", {})
