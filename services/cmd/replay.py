@@ -1,7 +1,10 @@
 """`draplane replay`: print log records as kcat does, or the state at a point as `kubectl get` does.
 
-draplane replay [--offset N | --since TIME] [--until N|TIME] [--follow] [--kind K] [-n NS] [-o json|yaml|table]
+draplane replay [--offset N | --since TIME | --from N|TIME] [--until N|TIME] [--follow] [--kind K] [-n NS]
+                [-o json|yaml|table]
 draplane replay [--at OFFSET|TIME] get RESOURCE [NAME] [-n NS | -A] [-o table|wide|name|yaml|json]
+draplane replay --scheduler [--from N|TIME] [--until N|TIME] [-n NS] [--name POD] [--feature-gates ...]
+                [--override FILE] [-o text|json]
 """
 
 from __future__ import annotations
@@ -9,16 +12,28 @@ from __future__ import annotations
 import argparse
 import asyncio
 import sys
+from collections.abc import Sequence
 from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+import yaml
 
 from services.api import registry
+from services.api.feature_gates import FeatureGateError, FeatureGates
 from services.bus import open_bus
+from services.bus.port import BusError
 from services.cmd.common import DEFAULT_DATA, add_bus_argument, default_bus
 from services.replay import get_output
 from services.replay.output import TABLE_HEADER, ReplayedRecord, render
+from services.replay.overrides import Rewrite, rewrite_with
 from services.replay.rebuild import PointError, rebuild, topic_for
 from services.replay.replayer import Range, replay
+from services.replay.scheduler_diff import Window
+from services.replay.scheduler_replay import ReplayError, replay_scheduler
+from services.replay.scheduler_report import render_json, render_text
 from services.replay.selection import Filter, parse_point, parse_time, resolve_kind
+from services.scheduler.service import SchedulerConfig
 from topics.declarations import OBJECTS
 
 
@@ -36,6 +51,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     start.add_argument("--from-beginning", action="store_true", help="start at the first record (the default)")
     start.add_argument("--offset", type=int, help="start at this offset")
     start.add_argument("--since", help="start at this time: ISO 8601, or relative such as 10m")
+    start.add_argument("--from", dest="from_", metavar="OFFSET|TIME", help="start at this offset or time")
     p.add_argument("--until", help="stop after this offset or time (inclusive)")
     p.add_argument("--follow", "-f", action="store_true", help="keep reading new records")
     p.add_argument(
@@ -47,7 +63,38 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--kind", help="only this kind (Pod, resourceclaims, ...)")
     p.add_argument("--namespace", "-n", help="only this namespace")
     p.add_argument("--name", help="only this object name")
-    p.add_argument("-o", "--output", choices=["json", "yaml", "table"], default=None, help="record format (json)")
+    p.add_argument(
+        "-o",
+        "--output",
+        choices=["json", "yaml", "table", "text"],
+        default=None,
+        help="record format (json); with --scheduler text (the default) or json",
+    )
+    p.add_argument(
+        "--scheduler",
+        action="store_true",
+        help="re-run the scheduler over the recorded log and report the attempts it decides otherwise "
+        "(--from/--until select attempts by the state they saw, an offset, or by when they began, a time)",
+    )
+    p.add_argument(
+        "--feature-gates",
+        default="",
+        help="with --scheduler: the replayed scheduler's gates, kube's syntax (default: draplane's defaults)",
+    )
+    p.add_argument(
+        "--percentage-of-nodes-to-score",
+        type=int,
+        default=None,
+        help="with --scheduler: as the scheduler's flag of that name",
+    )
+    p.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="FILE",
+        help="with --scheduler: YAML or JSON objects that replace the recorded versions of the same objects "
+        "(what-if); may be repeated",
+    )
     p.set_defaults(run=run)
     commands = p.add_subparsers(dest="replay_command", metavar="get")
     g = commands.add_parser(
@@ -73,17 +120,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.scheduler:
+        if args.replay_command == "get":
+            print("error: --scheduler does not go with get", file=sys.stderr)
+            return 2
+        return run_scheduler(args)
     if args.replay_command == "get":
         return run_get(args)
+    if args.output == "text":
+        print("error: -o text goes with --scheduler; records print as json, yaml or table", file=sys.stderr)
+        return 2
+    unused = [flag for flag, value in scheduler_only(args).items() if value]
+    if unused:
+        print(f"error: {', '.join(unused)} goes with --scheduler", file=sys.stderr)
+        return 2
     if args.at:
         print("error: --at needs get: draplane replay --at OFFSET|TIME get RESOURCE [NAME]", file=sys.stderr)
         return 2
     try:
         start: tuple[str, int] | None = None
-        if args.offset is not None:
-            start = ("offset", args.offset)
-        elif args.since:
-            start = ("time", parse_time(args.since))
+        start = start_point(args)
         until = parse_point(args.until) if args.until else None
         kind = resolve_kind(args.kind) if args.kind else None
     except ValueError as exc:
@@ -112,13 +168,104 @@ async def _run(url: str, topic: str, span: Range, select: Filter, fmt: str) -> i
     return 0
 
 
+def start_point(args: argparse.Namespace) -> tuple[str, int] | None:
+    """``--offset``, ``--since`` or ``--from`` (one at most): where reading starts; None for the beginning."""
+    if args.offset is not None:
+        return ("offset", args.offset)
+    if args.since:
+        return ("time", parse_time(args.since))
+    if args.from_:
+        return parse_point(args.from_)
+    return None
+
+
+def scheduler_only(args: argparse.Namespace) -> dict[str, object]:
+    return {
+        "--feature-gates": args.feature_gates,
+        "--percentage-of-nodes-to-score": args.percentage_of_nodes_to_score is not None,
+        "--override": args.override,
+    }
+
+
+def run_scheduler(args: argparse.Namespace) -> int:
+    """``replay --scheduler``: 0 with the report (differences are findings, not failures), 1 on errors, 2 for usage."""
+    unused = [
+        flag
+        for flag, value in {
+            "--follow": args.follow,
+            "--kind": args.kind,
+            "--at": args.at,
+            "--topic": args.topic != OBJECTS,
+        }.items()
+        if value
+    ]
+    if unused:
+        print(f"error: {', '.join(unused)} does not go with --scheduler", file=sys.stderr)
+        return 2
+    if args.output not in (None, "text", "json"):
+        print("error: --scheduler prints text or json", file=sys.stderr)
+        return 2
+    try:
+        gates = FeatureGates.parse(args.feature_gates)
+    except FeatureGateError as exc:
+        print(f"error: {exc.flag_error(args.feature_gates)}", file=sys.stderr)
+        return 2
+    try:
+        window = Window(
+            start=start_point(args),
+            until=parse_point(args.until) if args.until else None,
+            namespace=args.namespace,
+            name=args.name,
+        )
+        config = SchedulerConfig(gates=gates, percentage_of_nodes_to_score=args.percentage_of_nodes_to_score)
+        rewrite = rewrite_with(load_objects(args.override)) if args.override else None
+    except (ValueError, OSError, yaml.YAMLError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return asyncio.run(_scheduler(args.bus or default_bus(args.data), window, config, rewrite, args.output or "text"))
+
+
+def load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
+    """Every object in the files: YAML or JSON documents, ``List`` kinds unpacked."""
+    objects: list[dict[str, Any]] = []
+    for path in paths:
+        with open(path, encoding="utf-8") as f:
+            for doc in yaml.safe_load_all(f):
+                if doc is None:
+                    continue
+                if not isinstance(doc, dict):
+                    raise ValueError(f"{path}: not an object")
+                items = doc.get("items") if str(doc.get("kind", "")).endswith("List") else None
+                objects.extend(items if isinstance(items, list) else [doc])
+    return objects
+
+
+async def _scheduler(url: str, window: Window, config: SchedulerConfig, rewrite: Rewrite | None, fmt: str) -> int:
+    bus = open_bus(url)
+    try:
+        await bus.start()
+        report = await replay_scheduler(bus, window=window, config=config, rewrite=rewrite)
+    except (ReplayError, BusError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 1
+    finally:
+        await bus.close()
+    if fmt == "json":
+        sys.stdout.write(orjson.dumps(render_json(report)).decode() + "\n")
+    else:
+        sys.stdout.write(render_text(report))
+    return 0
+
+
 def run_get(args: argparse.Namespace) -> int:
     """``replay --at … get``: 0 when printed, 1 when the named object did not exist then, 2 for bad arguments."""
     given = {
         "--follow": args.follow,
         "--offset": args.offset is not None,
         "--since": args.since,
+        "--from": args.from_,
         "--until": args.until,
+        **scheduler_only(args),
         "--kind": args.kind,
         "--name": args.name,
     }

@@ -16,6 +16,12 @@ envelopes (``topics.envelope``). The body is the core's
 - ``time``: wall-clock time the attempt started (RFC 3339, milliseconds);
 - ``podResourceVersion``: the pod version the attempt saw;
 - ``cycle``: the scheduler's scheduling-cycle counter;
+- ``objectsPosition``: the scheduler's position in ``objects`` when the
+  attempt began — it had seen every record below that offset, and nothing
+  else — so ``draplane replay --scheduler`` re-runs the attempt on exactly
+  that state;
+- ``startNodeIndex``: where the round-robin Filter pass began (it matters
+  only when filtering stops early, on clusters of 100 nodes or more);
 - ``binding``: ``{result: bound|failed, message?, node}`` for attempts that
   reached the binding cycle.
 """
@@ -51,13 +57,23 @@ def rfc3339_ms(moment: datetime) -> str:
 
 
 def with_context(
-    record: Mapping[str, Any], *, started: datetime, pod_resource_version: str, cycle: int
+    record: Mapping[str, Any],
+    *,
+    started: datetime,
+    pod_resource_version: str,
+    cycle: int,
+    objects_position: int | None = None,
+    start_node_index: int | None = None,
 ) -> dict[str, Any]:
     """The core's record plus when the attempt started and what it saw."""
     out = dict(record)
     out["time"] = rfc3339_ms(started)
     out["podResourceVersion"] = pod_resource_version
     out["cycle"] = cycle
+    if objects_position is not None:
+        out["objectsPosition"] = objects_position
+    if start_node_index is not None:
+        out["startNodeIndex"] = start_node_index
     return out
 
 

@@ -56,6 +56,7 @@ from services.scheduler import decisions
 from services.scheduler.allocator import Features
 from services.scheduler.api_client import LogAPIClient
 from services.scheduler.cache import CacheError
+from services.scheduler.client import APIClient
 from services.scheduler.cluster_events import Resource
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
 from services.scheduler.dra.stores import ObjectStore
@@ -71,6 +72,7 @@ from services.scheduler.queue import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
     DEFAULT_SCHEDULER_NAME,
     QueuedPodInfo,
+    scheduler_name,
 )
 from services.scheduler.scheduler import REASON_SCHEDULER_ERROR, REASON_UNSCHEDULABLE, Attempt, SchedulerCore
 from topics.declarations import EVENTS
@@ -147,6 +149,23 @@ class _PodFeed(_Feed):
             super().on_delete(obj)
 
 
+def feed(change: Callable[[str, Obj | None, Obj | None], None], resource: str) -> _Feed:
+    """The informer handler that hands ``resource`` changes to ``change`` (the core's ``on_object_change``)."""
+    return _PodFeed(change, resource) if resource == Resource.POD else _Feed(change, resource)
+
+
+def watched_resources(gates: FeatureGates) -> list[tuple[str, str, str]]:
+    """(group, plural, event resource) of everything a scheduler with these gates has a handler for, in order."""
+    dra = gates.dynamic_resource_allocation
+    resources: list[tuple[str, str, str]] = [STRUCTURED_RESOURCES[0]]
+    if dra:
+        resources += STRUCTURED_RESOURCES[1:]
+    if dra and gates.dra_control_plane_controller:
+        resources += CLASSIC_RESOURCES
+    resources.append(PODS)
+    return resources
+
+
 @dataclass(frozen=True, slots=True)
 class SchedulerConfig:
     """What ``draplane scheduler`` flags set (kube-scheduler's KubeSchedulerConfiguration subset)."""
@@ -158,6 +177,46 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
     client_timeout: float = 10.0
     host: str = ""  # Event source host (reportingInstance)
+
+
+def build_core(
+    config: SchedulerConfig,
+    *,
+    api: APIClient,
+    clock: Callable[[], float],
+    metrics: SchedulerMetrics | None = None,
+) -> tuple[SchedulerCore, DynamicResources]:
+    """The core with kube's default profile and the DynamicResources plugin, as ``config``'s gates set them.
+
+    One wiring for the live scheduler and for ``draplane replay --scheduler``,
+    so a replay runs exactly the plugins the recorded scheduler ran. ``api``
+    is where the plugins write (claims, bindings, PodSchedulingContexts).
+    """
+    gates = config.gates
+    dra_enabled = gates.dynamic_resource_allocation
+    control_plane_controller = dra_enabled and gates.dra_control_plane_controller
+    dynamic_resources = DynamicResources(
+        client=api,
+        classes=ObjectStore(),
+        slices=ObjectStore(),
+        claims=ClaimAssumeCache(),
+        scheduling_contexts=ObjectStore() if control_plane_controller else None,
+        enabled=dra_enabled,
+        control_plane_controller=control_plane_controller,
+        features=Features(admin_access=gates.dra_admin_access),
+    )
+    profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
+    core = SchedulerCore(
+        profiles=[profile],
+        clock=clock,
+        metrics=metrics,
+        pod_initial_backoff=config.pod_initial_backoff,
+        pod_max_backoff=config.pod_max_backoff,
+        pod_max_in_unschedulable_pods_duration=config.pod_max_in_unschedulable_pods_duration,
+        percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
+        dra_enabled=dra_enabled,
+    )
+    return core, dynamic_resources
 
 
 class SchedulerService:
@@ -194,27 +253,7 @@ class SchedulerService:
         self.recorder = EventRecorder(bus, component=COMPONENT, host=self.config.host)
         self.outbox = Outbox(bus)
         self.conditions = ConditionWriter(self.client)
-        self.dynamic_resources = DynamicResources(
-            client=self.api,
-            classes=ObjectStore(),
-            slices=ObjectStore(),
-            claims=ClaimAssumeCache(),
-            scheduling_contexts=ObjectStore() if self.control_plane_controller else None,
-            enabled=self.dra_enabled,
-            control_plane_controller=self.control_plane_controller,
-            features=Features(admin_access=gates.dra_admin_access),
-        )
-        profile = Profile(default_plugins(binder=DefaultBinder(self.api), dynamic_resources=self.dynamic_resources))
-        self.core = SchedulerCore(
-            profiles=[profile],
-            clock=clock,
-            metrics=self.metrics,
-            pod_initial_backoff=self.config.pod_initial_backoff,
-            pod_max_backoff=self.config.pod_max_backoff,
-            pod_max_in_unschedulable_pods_duration=self.config.pod_max_in_unschedulable_pods_duration,
-            percentage_of_nodes_to_score=self.config.percentage_of_nodes_to_score,
-            dra_enabled=self.dra_enabled,
-        )
+        self.core, self.dynamic_resources = build_core(self.config, api=self.api, clock=clock, metrics=self.metrics)
         self.ready = asyncio.Event()
         self._bindings: set[asyncio.Task[None]] = set()
         self._registered = False
@@ -223,13 +262,7 @@ class SchedulerService:
 
     def watched(self) -> list[tuple[str, str, str]]:
         """(group, plural, event resource) of everything the service has a handler for."""
-        resources: list[tuple[str, str, str]] = [STRUCTURED_RESOURCES[0]]
-        if self.dra_enabled:
-            resources += STRUCTURED_RESOURCES[1:]
-        if self.control_plane_controller:
-            resources += CLASSIC_RESOURCES
-        resources.append(PODS)
-        return resources
+        return watched_resources(self.config.gates)
 
     def register(self) -> None:
         """Install the informer handlers (idempotent); objects already in the stores replay as adds."""
@@ -237,7 +270,6 @@ class SchedulerService:
             return
         self._registered = True
         for group, plural, resource in self.watched():
-            feed = _PodFeed if resource == Resource.POD else _Feed
             self.informer.add_handler(group, plural, feed(self.core.on_object_change, resource))
 
     async def run(self) -> None:
@@ -307,6 +339,12 @@ class SchedulerService:
 
     async def _schedule(self, pinfo: QueuedPodInfo) -> None:
         started = datetime.now(UTC)
+        # What the attempt sees, for replay: every objects record below the informer's position (the
+        # core is fed synchronously by the informer, which never yields mid-batch), and the node the
+        # round-robin filter starts from.
+        position = self.informer.position
+        algorithm = self.core.algorithms.get(scheduler_name(pinfo.pod))
+        start_node_index = algorithm.next_start_node_index if algorithm is not None else 0
         begin = time.perf_counter()
         try:
             attempt = await self.core.attempt(pinfo)
@@ -321,6 +359,8 @@ class SchedulerService:
             started=started,
             pod_resource_version=str((pod.get("metadata") or {}).get("resourceVersion") or ""),
             cycle=self.core.queue.scheduling_cycle,
+            objects_position=position,
+            start_node_index=start_node_index,
         )
         if attempt.succeeded:
             task = asyncio.create_task(self._binding_cycle(attempt, record), name=f"bind-{pinfo.key}")
