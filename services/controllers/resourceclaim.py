@@ -51,7 +51,13 @@ from services.controllers.generated_claims import (
 from services.controllers.metrics import ControllerMetrics
 from services.controllers.mutation_cache import MutationCache, indexed
 from services.controllers.object_edits import clone, with_status, without_finalizer
-from services.controllers.pod_claims import consumer_reference, needs_reservation, pod_needs_claims, pod_needs_work
+from services.controllers.pod_claims import (
+    consumer_reference,
+    is_pod_terminal,
+    needs_reservation,
+    pod_needs_claims,
+    pod_needs_work,
+)
 from services.controllers.ports import EventRecorder, Writer
 from services.controllers.reserved_for import (
     DELETE_PROTECTION_FINALIZER,
@@ -195,7 +201,11 @@ class ResourceClaimController:
                     continue  # nothing was created, or the API changed (reported elsewhere)
                 if name is not None:
                     self.queue.add(f"{CLAIM_KEY_PREFIX}{namespace}/{name}")
-        if deleted:
+            # Nothing else to do for it. Kubernetes 1.31 still asks pod_needs_work here, so a
+            # finished pod whose generated claim was just deleted (by this controller, because
+            # the pod is done) gets the claim created again, which is deleted again, and so on
+            # for as long as the pod object exists (kubernetes#141274 is the same path for
+            # reservations; its fix stops here too).
             return
         needs_work, _reason = pod_needs_work(pod, self.claims.get)
         if needs_work:
@@ -260,6 +270,10 @@ class ResourceClaimController:
             return
         if _meta(pod).get("deletionTimestamp"):
             log.debug("nothing to do for pod, it is marked for deletion", extra=_log_ctx(pod))
+            return
+        if is_pod_terminal(pod):
+            # Queued while it still ran: a finished pod needs no claim created or reserved.
+            log.debug("nothing to do for pod, it has terminated", extra=_log_ctx(pod))
             return
         new_names: dict[str, str] = {}
         for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():

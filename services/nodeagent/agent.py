@@ -159,9 +159,11 @@ class NodeAgent:
     async def run(self) -> None:
         tasks: list[asyncio.Task[None]] = []
         try:
-            self.register_handlers()
             if self._own_informer:
                 await self.informer.start()
+            # Register right after start (no await in between): the handlers replay the
+            # pods a snapshot put in the stores as adds, so a restarted agent syncs them.
+            self.register_handlers()
             await self.client.start()
             await self.recorder.start()
             await self.informer.synced.wait()
