@@ -100,6 +100,7 @@ class Apiserver:
             max_body_bytes=cfg.max_body_bytes,
             max_watches_per_user=cfg.max_watches_per_user,
             metrics=self.exposition,
+            ready=self.ready,
         )
         self._runner, self.port = await start(
             app, host=cfg.host, port=cfg.port, certfile=cfg.certfile, keyfile=cfg.keyfile
@@ -111,7 +112,8 @@ class Apiserver:
         return b"".join(generate_latest(r) for r in (REGISTRY, *self.metrics_registries))
 
     def ready(self) -> bool:
-        return self.informer is not None and self.informer.synced.is_set()
+        """Both views (objects, events) have caught up with the log."""
+        return all(i is not None and i.synced.is_set() for i in (self.informer, self.events_informer))
 
     async def wait_ready(self, timeout: float = 120.0) -> None:
         """The view has caught up with the log, and (if it runs one) a committer leads somewhere."""

@@ -95,7 +95,8 @@ def test_every_long_running_draplane_service_has_a_healthcheck_and_restarts(serv
         test = service.healthcheck.test
         assert test[:3] == ("CMD", "python", "-c"), name
         url = urlsplit(test[-1])
-        assert url.path == "/healthz" and url.hostname == "127.0.0.1", name
+        # The apiserver is healthy once its view has caught up (/readyz), the others when they answer.
+        assert url.path == ("/readyz" if name == "apiserver" else "/healthz") and url.hostname == "127.0.0.1", name
         # The probed port is the one the component serves /healthz on, and is declared.
         listen = flag(service.command or (), "--metrics-listen") or flag(service.command or (), "--listen")
         assert listen is not None, f"{name}: serves no /healthz"

@@ -41,6 +41,7 @@ OPENAPI = web.AppKey("openapi", OpenAPIDocuments)
 AUTH = web.AppKey("auth", tuple)
 AGGREGATED = web.AppKey("aggregated", bool)
 METRICS: web.AppKey[Callable[[], bytes] | None] = web.AppKey("metrics")  # renders /metrics
+READY: web.AppKey[Callable[[], bool] | None] = web.AppKey("ready")  # /readyz: the view has caught up
 
 _UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
 _READ_METHODS = frozenset({"GET", "HEAD"})
@@ -58,6 +59,7 @@ def build_app(
     openapi: OpenAPIDocuments | None = None,
     aggregated_discovery: bool = True,
     metrics: Callable[[], bytes] | None = None,
+    ready: Callable[[], bool] | None = None,
 ) -> web.Application:
     """The apiserver's HTTP application over ``backend``.
 
@@ -67,6 +69,7 @@ def build_app(
     streams per user (429 above; 0 = no cap). ``aggregated_discovery=False``
     serves only legacy discovery (kept to measure what the aggregated form saves).
     ``metrics`` renders ``/metrics`` (Prometheus text; authenticated like reads).
+    ``ready`` says whether ``/readyz`` passes (the view has caught up with the log).
     """
     app = web.Application(middlewares=[error_middleware], handler_args={"max_field_size": 65536})
     app[BACKEND] = backend
@@ -81,6 +84,7 @@ def build_app(
     app[AUTH] = (authenticator, anonymous)
     app[AGGREGATED] = aggregated_discovery
     app[METRICS] = metrics
+    app[READY] = ready
     # [\s\S], not ".": a path may hold an encoded newline, and it must reach `dispatch` too.
     app.router.add_route("*", r"/{tail:[\s\S]*}", dispatch)
     return app
@@ -95,11 +99,20 @@ def _document(request: web.Request, doc: Document, content_type: str = "applicat
     return web.Response(body=doc.body, headers=headers)
 
 
+def _health(path: str, ready: Callable[[], bool] | None) -> web.Response:
+    """``/healthz``, ``/livez``: the process answers. ``/readyz``: and its view of the log has caught up,
+    else 500 with the failed check, as kube-apiserver reports an unsynced informer."""
+    if path == "/readyz" and ready is not None and not ready():
+        body = "[-]informer-sync failed: reason withheld\nreadyz check failed\n"
+        return web.Response(status=500, text=body, content_type="text/plain")
+    return web.Response(text="ok", content_type="text/plain")
+
+
 async def dispatch(request: web.Request) -> web.StreamResponse:
     app = request.app
     path = request.path
     if path in _UNAUTHENTICATED_PATHS:
-        return web.Response(text="ok", content_type="text/plain")
+        return _health(path, app[READY])
     authenticator, anonymous = app[AUTH]
     user = authenticate(request.headers.get("Authorization"), authenticator=authenticator, anonymous=anonymous)
     target = parse(path)
