@@ -41,7 +41,7 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, Protocol
 
 from services.bus import open_bus
 from services.bus.port import Bus
@@ -422,7 +422,7 @@ class ChaosRun:
             self.figures.leader_kills += leader
             delay = self.rng.uniform(0, self.o.max_restart_delay)
             self.say(f"SIGKILL {name}{' (the committer leader)' if leader else ''}; restart in {delay:.1f}s")
-            await self.supervisor.kill(name, restart_after=delay)
+            await kill_and_restart(self.supervisor, name, delay)
 
     async def _broker_restarts(self, seconds: float) -> None:
         assert self.broker is not None
@@ -631,6 +631,24 @@ async def poll(condition: Callable[[], bool], *, timeout: float | None = None, i
 
 
 # -- the command line ------------------------------------------------------------------------------------
+
+
+class Killer(Protocol):
+    async def kill(self, name: str, *, restart_after: float = 0.0) -> None: ...
+
+
+async def kill_and_restart(supervisor: Killer, name: str, delay: float) -> None:
+    """SIGKILL ``name`` and start it again after ``delay``, even when the caller is cancelled meanwhile.
+
+    The kills task is cancelled when the churn ends; a component killed just
+    before must still come back, or the settling waits for it in vain.
+    """
+    kill = asyncio.create_task(supervisor.kill(name, restart_after=delay), name=f"kill-{name}")
+    try:
+        await asyncio.shield(kill)
+    except asyncio.CancelledError:
+        await kill
+        raise
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+import driver_fixtures
 import pytest
 from driver_fixtures import (
     DRIVER,
@@ -26,6 +27,7 @@ from driver_fixtures import (
     running_driver,
 )
 
+from services.nodeagent.agent import NodeAgent
 from services.nodeagent.node_object import node_address
 from services.nodeagent.pod_status import RUN_SECONDS_ANNOTATION, pod_ip
 from services.runtime.client import Client
@@ -245,3 +247,31 @@ async def test_a_pod_deleted_while_the_agent_was_down_gets_its_claim_unprepared(
     if restart_driver:
         async with running_driver(log, "node-a", state_dir), running_agent(log, "node-a", state_dir):
             await eventually(lambda: cdi_files(state_dir) == [], what="the orphaned claim unprepared")
+
+
+async def test_registration_tries_again_after_a_conflict(log: LogHarness, admin: Client, state_dir: Path) -> None:
+    """Someone else changes the Node between the agent's read and its status write (as a heartbeat of
+    the agent's previous run still in flight does): the write gets a real 409 and the agent tries again."""
+    agent = NodeAgent(log.bus, node="node-a", state_dir=state_dir, heartbeat_interval=60)
+    real = agent.client.update_status
+    conflicts: list[int] = []
+
+    async def racing_update_status(group: str, resource: str, obj: dict[str, Any], **kw: Any) -> dict[str, Any]:
+        if not conflicts:
+            current = admin.get("", "nodes", "", "node-a")
+            assert current is not None
+            labels = {**current["metadata"].get("labels", {}), "racer": "was-here"}
+            await admin.update("", "nodes", {**current, "metadata": {**current["metadata"], "labels": labels}})
+        try:
+            return await real(group, resource, obj, **kw)
+        except Exception as err:
+            conflicts.append(getattr(err, "code", 0))
+            raise
+
+    agent.client.update_status = racing_update_status  # type: ignore[method-assign]
+    async with driver_fixtures.running(agent.run, agent.ready, name="nodeagent-node-a"):
+        node = admin.get("", "nodes", "", "node-a")
+        assert node is not None
+        assert conflicts == [409]
+        assert node["metadata"]["labels"]["racer"] == "was-here"
+        assert ready_condition(node)["status"] == "True"
