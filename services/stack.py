@@ -213,7 +213,8 @@ class LocalStack:
             if not event.is_set():
                 raise RuntimeError(f"draplane: {name} stopped before it was ready")
 
-        await asyncio.wait_for(asyncio.gather(*(one(n, e) for n, e in self._ready_events())), timeout)
+        async with asyncio.timeout(timeout):
+            await asyncio.gather(*(one(n, e) for n, e in self._ready_events()))
 
     def _spawn(self, name: str, coro: Awaitable[None]) -> None:
         async def guarded() -> None:

@@ -127,7 +127,8 @@ class LogBackend:
                 last = max(last, since)
             while not watcher.overflowed:
                 try:
-                    change = await asyncio.wait_for(watcher.queue.get(), self.bookmark_interval)
+                    async with asyncio.timeout(self.bookmark_interval):
+                        change = await watcher.queue.get()
                 except TimeoutError:
                     if bookmarks:
                         yield self._bookmark(rt, self.current_rv(rt))

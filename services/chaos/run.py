@@ -431,7 +431,8 @@ class ChaosRun:
         n = 0
         while True:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._churn_over.wait(), interval)
+                async with asyncio.timeout(interval):
+                    await self._churn_over.wait()
                 return
             if time.monotonic() > last_start:
                 await self._churn_over.wait()

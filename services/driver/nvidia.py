@@ -122,7 +122,8 @@ async def discover_devices(
             proc = await asyncio.create_subprocess_exec(
                 *query_command(binary), stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE
             )
-            out, err = await asyncio.wait_for(proc.communicate(), 30)
+            async with asyncio.timeout(30):
+                out, err = await proc.communicate()
             if proc.returncode == 0:
                 return Discovery("nvidia-smi", parse_query_output(out.decode()))
             log.warning("nvidia-smi failed; using the inventory", extra={"stderr": err.decode()[:500]})

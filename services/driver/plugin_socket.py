@@ -118,15 +118,15 @@ class PluginClient:
 
     async def call(self, method: str, claims: Sequence[ClaimRef]) -> Response:
         try:
-            reader, writer = await asyncio.wait_for(
-                asyncio.open_unix_connection(str(self.path), limit=MAX_MESSAGE_BYTES), self.timeout
-            )
+            async with asyncio.timeout(self.timeout):
+                reader, writer = await asyncio.open_unix_connection(str(self.path), limit=MAX_MESSAGE_BYTES)
         except (OSError, TimeoutError) as err:
             raise PluginUnavailable(f"connect to {self.path}: {err}") from None
         try:
             writer.write(encode_request(method, claims))
             await writer.drain()
-            line = await asyncio.wait_for(reader.readline(), self.timeout)
+            async with asyncio.timeout(self.timeout):
+                line = await reader.readline()
         except (OSError, TimeoutError) as err:
             raise PluginUnavailable(f"{method} on {self.path}: {err or type(err).__name__}") from None
         finally:

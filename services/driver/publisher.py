@@ -95,7 +95,8 @@ class SlicePublisher:
             raise_if_cancelling()
             if backoff:
                 try:
-                    await asyncio.wait_for(self._wake.wait(), backoff)
+                    async with asyncio.timeout(backoff):
+                        await self._wake.wait()
                 except TimeoutError:
                     pass
             else:
@@ -187,7 +188,8 @@ class SlicePublisher:
                 raise TimeoutError(f"ResourceSlices of node {self.node} are still there")
             # The informer wakes us when it applies a delete of one of our slices.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), left)
+                async with asyncio.timeout(left):
+                    await self._wake.wait()
         log.info("decommissioned: ResourceSlices deleted", extra={"node": self.node, "driver": self.driver})
 
 

@@ -144,7 +144,9 @@ class Client:
             self._pending[request.id] = fut
             try:
                 await self._channel.send(record)
-                reply = await asyncio.wait_for(asyncio.shield(fut), self.timeout)
+                # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
+                async with asyncio.timeout(self.timeout):
+                    reply = await asyncio.shield(fut)
                 CLIENT_REQUEST_SECONDS.labels(op=request.op).observe(time.monotonic() - started)
                 return reply
             except TimeoutError:

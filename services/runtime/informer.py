@@ -222,7 +222,8 @@ class Informer:
             await self._snapshot.close()
 
     async def wait_synced(self, timeout: float | None = None) -> None:
-        await asyncio.wait_for(self.synced.wait(), timeout)
+        async with asyncio.timeout(timeout):  # not wait_for: on 3.11 it can swallow a cancellation
+            await self.synced.wait()
 
     async def wait_for(self, offset: int, timeout: float | None = None) -> None:
         """Wait until the record at ``offset`` (a resourceVersion) has been applied."""
@@ -230,7 +231,8 @@ class Informer:
             return
         fut: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         heapq.heappush(self._waiters, (offset, next(self._seq), fut))
-        await asyncio.wait_for(fut, timeout)
+        async with asyncio.timeout(timeout):
+            await fut
 
     # -- the loop -----------------------------------------------------------
 

@@ -49,7 +49,8 @@ class Outbox:
         """Send what is pending (waiting at most ``drain_timeout``), then stop."""
         if self._task is not None:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.flush(), drain_timeout)
+                async with asyncio.timeout(drain_timeout):
+                    await self.flush()
             self._task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await self._task

@@ -335,7 +335,8 @@ class PriorityQueue:
             deadline = self.next_deadline()
             timeout = None if deadline is None else max(0.0, deadline - self._now())
             try:
-                await asyncio.wait_for(self._wakeup.wait(), timeout)
+                async with asyncio.timeout(timeout):
+                    await self._wakeup.wait()
             except TimeoutError:
                 pass
         return None

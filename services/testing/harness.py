@@ -51,7 +51,8 @@ class LogHarness:
         task = asyncio.create_task(committer.run(), name="committer")
         harness = cls(bus, committer, task)
         try:
-            await asyncio.wait_for(committer.is_leader.wait(), 60)
+            async with asyncio.timeout(60):
+                await committer.is_leader.wait()
             yield harness
         finally:
             await harness.close()

@@ -201,7 +201,8 @@ class Scope:
 
     async def write(self, request: Request) -> WriteResult:
         try:
-            result = await asyncio.wait_for(self.backend.write(request), self.request_timeout())
+            async with asyncio.timeout(self.request_timeout()):
+                result = await self.backend.write(request)
         except RecordTooLarge:  # the request itself does not fit in a record of `requests`
             raise too_large_for_the_log() from None
         # Forward-compatible: a backend whose replies carry warnings (fieldValidation=Warn
