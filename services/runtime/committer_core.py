@@ -26,6 +26,7 @@ import orjson
 from services.api import registry
 from services.api import status as st
 from services.api.admission import AdmissionChain, Attributes
+from services.api.decode_errors import json_kind
 from services.api.field_errors import forbidden, required
 from services.api.registry import ResourceType
 from services.runtime.committer_state import PENDING, Index, Obj, Staged
@@ -639,32 +640,19 @@ def _binding_target(body: Any) -> str:
     """The node a Binding names; a body of the wrong shape is refused as Kubernetes' decoder refuses it."""
     cannot = 'Binding in version "v1" cannot be handled as a Binding: json: cannot unmarshal'
     if not isinstance(body, dict):
-        raise st.bad_request(f"{cannot} {_json_type(body)} into Go value of type v1.Binding")
+        raise st.bad_request(f"{cannot} {json_kind(body)} into Go value of type v1.Binding")
     target = body.get("target")
     if target is None:
         return ""
     if not isinstance(target, dict):
         raise st.bad_request(
-            f"{cannot} {_json_type(target)} into Go struct field Binding.target of type v1.ObjectReference"
+            f"{cannot} {json_kind(target)} into Go struct field Binding.target of type v1.ObjectReference"
         )
     name = target.get("name")
     if name is not None and not isinstance(name, str):
         field = "ObjectReference.target.name"
-        raise st.bad_request(f"{cannot} {_json_type(name)} into Go struct field {field} of type string")
+        raise st.bad_request(f"{cannot} {json_kind(name)} into Go struct field {field} of type string")
     return name or ""
-
-
-def _json_type(value: Any) -> str:
-    """The JSON type name Go's decoder uses in its messages."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    return "object"
 
 
 def _dry(req: Request) -> bool:
