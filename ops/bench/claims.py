@@ -15,6 +15,9 @@ prints figures (and a FAIL line for duplicates); it never asserts on time.
     .venv/bin/python ops/bench/claims.py [--pods 5000] [--workers 64] [--live] [--bus URL]
 
 ``--live`` starts the controller first and measures while the pods arrive.
+``--process`` runs the controller-manager as its own OS process
+(``draplane controller-manager``), as it is deployed: the committer and the
+controller then have a core each, instead of sharing this process's one.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ import contextlib
 import importlib.util
 import logging
 import os
+import socket
 import sys
 import tempfile
 import time
@@ -35,6 +39,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[2]
 if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
     sys.path.insert(0, str(REPO))
+
+import aiohttp  # noqa: E402
+from prometheus_client.parser import text_string_to_metric_families  # noqa: E402
 
 from services.controllers.manager import ControllerManager  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
@@ -113,6 +120,94 @@ def check(admin: Client, count: int) -> tuple[int, int, int]:
     return good, dupes, sum(len(v) for v in owned.values())
 
 
+Sample = tuple[str, tuple[tuple[str, str], ...]]
+SYNC_ERRORS: Sample = ("draplane_controller_sync_errors_total", (("controller", "resourceclaim-controller"),))
+
+
+class InProcess:
+    """The controller-manager as a task of this process."""
+
+    def __init__(self, manager: ControllerManager) -> None:
+        self.manager = manager
+        self.task: asyncio.Task[None] | None = None
+
+    async def start(self) -> None:
+        self.task = asyncio.create_task(self.manager.run())
+        await self.manager.ready.wait()
+
+    async def samples(self) -> dict[Sample, float]:
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in self.manager.registry.collect()
+            for s in family.samples
+        }
+
+    async def stop(self) -> None:
+        if self.task is not None:
+            self.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self.task
+
+
+class OwnProcess:
+    """``draplane controller-manager`` as its own OS process; ready when its /healthz answers 200."""
+
+    def __init__(self, url: str, workers: int) -> None:
+        self.url = url
+        self.workers = workers
+        self.port = _free_port()
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        data = tempfile.mkdtemp(prefix="draplane-bench-cm-")
+        self.proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "services.cli",
+            "controller-manager",
+            "--bus",
+            self.url,
+            "--data",
+            data,
+            "--workers",
+            str(self.workers),
+            "--metrics-listen",
+            f"127.0.0.1:{self.port}",
+            "--log-level",
+            "WARNING",
+            cwd=REPO,
+        )
+        async with aiohttp.ClientSession() as http:
+            while True:
+                if self.proc.returncode is not None:
+                    raise RuntimeError(f"controller-manager exited with status {self.proc.returncode}")
+                with contextlib.suppress(aiohttp.ClientError):
+                    async with http.get(f"http://127.0.0.1:{self.port}/healthz") as response:
+                        if response.status == 200:
+                            return
+                await asyncio.sleep(0.05)
+
+    async def samples(self) -> dict[Sample, float]:
+        async with aiohttp.ClientSession() as http, http.get(f"http://127.0.0.1:{self.port}/metrics") as response:
+            text = await response.text()
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value
+            for family in text_string_to_metric_families(text)
+            for s in family.samples
+        }
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.terminate()
+            await self.proc.wait()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
 async def run(args: argparse.Namespace) -> int:
     url = args.bus or f"sqlite://{Path(tempfile.mkdtemp(prefix='draplane-bench-')) / 'bus.db'}"
     async with LogHarness.running(url) as log:
@@ -121,48 +216,45 @@ async def run(args: argparse.Namespace) -> int:
         assert admin.informer is not None
         admin.informer.add_handler("", "pods", progress)
         await admin.create(RG, "resourceclaimtemplates", TEMPLATE)
-        manager = ControllerManager(log.bus, claim_workers=args.workers, gc_workers=4, client_timeout=60)
-        task: asyncio.Task[None] | None = None
+        controller: InProcess | OwnProcess = (
+            OwnProcess(url, args.workers)
+            if args.process
+            else InProcess(ControllerManager(log.bus, claim_workers=args.workers, gc_workers=4, client_timeout=60))
+        )
         if args.live:
-            task = asyncio.create_task(manager.run())
-            await manager.ready.wait()
+            await controller.start()
             started, cpu_started = time.monotonic(), time.process_time()
             pods_s = await create_pods(admin, args.pods, args.in_flight)
         else:
             pods_s = await create_pods(admin, args.pods, args.in_flight)
-            task = asyncio.create_task(manager.run())
-            await manager.ready.wait()
+            await controller.start()
             started, cpu_started = time.monotonic(), time.process_time()
         try:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(progress.all_done.wait(), args.timeout)
+                async with asyncio.timeout(args.timeout):
+                    await progress.all_done.wait()
             elapsed = time.monotonic() - started
             cpu = time.process_time() - cpu_started
             done = len(progress.names)
-            metrics = manager.registry
-            attempts = metrics.get_sample_value("resourceclaim_controller_create_attempts_total") or 0
-            failures = metrics.get_sample_value("resourceclaim_controller_create_failures_total") or 0
-            errors = (
-                metrics.get_sample_value(
-                    "draplane_controller_sync_errors_total", {"controller": "resourceclaim-controller"}
-                )
-                or 0
-            )
+            samples = await controller.samples()
+            attempts = samples.get(("resourceclaim_controller_create_attempts_total", ()), 0.0)
+            failures = samples.get(("resourceclaim_controller_create_failures_total", ()), 0.0)
+            errors = samples.get(SYNC_ERRORS, 0.0)
         finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+            await controller.stop()
         good, dupes, stray = check(admin, args.pods)
         claims = len(admin.list(RG, "resourceclaims", NS))
         mode = "live (pods arriving)" if args.live else "backlog (pods created first)"
+        mode += ", controller-manager in its own process" if args.process else ", everything in one process"
         print(f"resourceclaim controller on {url.split('?')[0]}")
         print(f"  mode                  {mode}, {args.workers} workers")
         print(f"  pods created          {args.pods} in {pods_s:.2f}s = {args.pods / pods_s:,.0f} pods/s")
         print(f"  claims recorded       {done}/{args.pods} in {elapsed:.2f}s = {done / elapsed:,.0f} claims/s")
         print(f"  target                >= 1,000 claims/s: {'met' if done / elapsed >= 1000 else 'NOT met'}")
+        where = "committer and informers here" if args.process else "committer, informers and controllers"
         print(
             f"  process CPU           {cpu:.2f}s over {elapsed:.2f}s wall ({cpu / elapsed:.0%} of one core) = "
-            f"{done / cpu:,.0f} claims per CPU-second (committer, informers and controllers in this one process)"
+            f"{done / cpu:,.0f} claims per CPU-second ({where} in this one process)"
         )
         print(f"  machine load          {os.getloadavg()[0]:.1f} (1-min load average) on {os.cpu_count()} CPUs")
         print(f"  create attempts       {attempts:.0f} (failures {failures:.0f}, sync errors/retries {errors:.0f})")
@@ -185,6 +277,7 @@ def main() -> int:
     parser.add_argument("--live", action="store_true", help="run the controller while the pods are created")
     parser.add_argument("--bus", help="bus URL (default: a fresh embedded log in a temp dir)")
     parser.add_argument("--timeout", type=float, default=300.0)
+    parser.add_argument("--process", action="store_true", help="run the controller-manager as its own OS process")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING)
     return asyncio.run(run(args))
