@@ -19,6 +19,7 @@ import aiosqlite
 import orjson
 
 from services.driver.prepared import PreparedClaim, PreparedDevice
+from services.runtime.sqlite_file import SqliteFile
 
 PREPARE_STARTED = "PrepareStarted"
 PREPARE_COMPLETED = "PrepareCompleted"
@@ -51,26 +52,18 @@ class Checkpoint:
 
     def __init__(self, path: Path) -> None:
         self.path = path
-        self._db: aiosqlite.Connection | None = None
+        # FULL: a claim recorded as prepared must survive a power cut, not only a crash.
+        self._file = SqliteFile(path, schema=_SCHEMA, synchronous="FULL", what="the checkpoint")
 
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute("PRAGMA synchronous=FULL")
-        await self._db.execute(_SCHEMA)
-        await self._db.commit()
+        await self._file.open()
 
     async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        await self._file.close()
 
     @property
     def db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise RuntimeError("the checkpoint is not open")
-        return self._db
+        return self._file.db
 
     async def get(self, uid: str) -> Entry | None:
         async with self.db.execute(

@@ -17,6 +17,8 @@ from typing import Any
 import aiosqlite
 import orjson
 
+from services.runtime.sqlite_file import SqliteFile
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS objects (key TEXT PRIMARY KEY, offset INTEGER NOT NULL, value BLOB NOT NULL);
@@ -35,26 +37,17 @@ class SnapshotStore:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self._db: aiosqlite.Connection | None = None
+        self._file = SqliteFile(path, schema=_SCHEMA, synchronous="NORMAL", what="snapshot store")
 
     async def open(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute("PRAGMA synchronous=NORMAL")
-        await self._db.executescript(_SCHEMA)
-        await self._db.commit()
+        await self._file.open()
 
     async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        await self._file.close()
 
     @property
     def db(self) -> aiosqlite.Connection:
-        if self._db is None:
-            raise RuntimeError("snapshot store is not open")
-        return self._db
+        return self._file.db
 
     async def load(self) -> Snapshot | None:
         """The stored snapshot, or None when there is none (or it is unreadable)."""

@@ -1,0 +1,44 @@
+"""A local SQLite file in WAL mode reached through aiosqlite: open, close and the open connection.
+
+Why this module exists: the informer/committer snapshots (`snapshot.py`) and
+the driver's checkpoint of prepared claims (`services.driver.checkpoint`) are
+both one process's private SQLite file, opened the same way; only their
+schema and how hard a commit must reach the disk differ.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+
+import aiosqlite
+
+
+class SqliteFile:
+    """One SQLite file, created with ``schema`` on first open; ``db`` while it is open."""
+
+    def __init__(self, path: str | Path, *, schema: str, synchronous: Literal["NORMAL", "FULL"], what: str) -> None:
+        self.path = Path(path)
+        self._schema = schema
+        self._synchronous = synchronous
+        self._what = what
+        self._db: aiosqlite.Connection | None = None
+
+    async def open(self) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = await aiosqlite.connect(self.path)
+        await self._db.execute("PRAGMA journal_mode=WAL")
+        await self._db.execute(f"PRAGMA synchronous={self._synchronous}")
+        await self._db.executescript(self._schema)
+        await self._db.commit()
+
+    async def close(self) -> None:
+        if self._db is not None:
+            await self._db.close()
+            self._db = None
+
+    @property
+    def db(self) -> aiosqlite.Connection:
+        if self._db is None:
+            raise RuntimeError(f"{self._what} is not open")
+        return self._db
