@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from claim_fixtures import (
@@ -158,3 +159,28 @@ async def test_deleted_generated_claim_in_use_waits_then_goes(log: LogHarness, a
         assert latest is not None
         await admin.update_status("", "pods", {**latest, "status": {**latest["status"], "phase": "Failed"}})
         await eventually(lambda: current(admin, name) is None, what="the claim finally gone")
+
+
+async def test_a_finished_pod_does_not_get_its_deleted_generated_claim_back(log: LogHarness, admin: Client) -> None:
+    """Once the controller deleted the generated claim of a finished pod, later events of that pod (here a
+    label change) must not create the claim again — or create and delete would repeat for as long as the
+    pod object exists."""
+    await admin.create(RG, "resourceclaimtemplates", template())
+    p = await admin.create("", "pods", pod("job", from_template("gpu"), node="node-1"))
+    async with claim_controller(log) as running:
+        name = (await eventually(lambda: recorded_names(admin, "job"), what="claim recorded"))["gpu"]
+        assert name is not None
+        await allocate(admin, {"metadata": {"name": name}}, reserved_for=[consumer(p)])
+        latest = admin.get("", "pods", NS, "job")
+        assert latest is not None
+        await admin.update_status("", "pods", {**latest, "status": {**latest["status"], "phase": "Succeeded"}})
+        await eventually(lambda: current(admin, name) is None, what="the generated claim deleted")
+        attempts = running.sample("resourceclaim_controller_create_attempts_total")
+
+        latest = admin.get("", "pods", NS, "job")
+        assert latest is not None
+        labels = {**latest["metadata"].get("labels", {}), "touched": "yes"}
+        await admin.update("", "pods", {**latest, "metadata": {**latest["metadata"], "labels": labels}})
+        await asyncio.sleep(1.0)  # time for the controller to handle the update, were it to act on it
+        assert admin.list(RG, "resourceclaims", NS) == []
+        assert running.sample("resourceclaim_controller_create_attempts_total") == attempts
