@@ -18,7 +18,6 @@ import asyncio
 import contextlib
 import itertools
 import os
-import socket
 import statistics
 import sys
 import tempfile
@@ -30,16 +29,12 @@ from pathlib import Path
 import aiohttp
 import orjson
 
+from services.testing.ports import free_port
+
 REPO = str(Path(__file__).resolve().parents[2])
 SLO_MUTATING_P99 = 1.0
 SLO_READ_P99 = 1.0
 SLO_LIST_P99 = 30.0
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def pct(values: list[float], q: float) -> float:

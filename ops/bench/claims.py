@@ -28,7 +28,6 @@ import contextlib
 import importlib.util
 import logging
 import os
-import socket
 import sys
 import tempfile
 import time
@@ -46,6 +45,7 @@ from prometheus_client.parser import text_string_to_metric_families  # noqa: E40
 from services.controllers.manager import ControllerManager  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.testing.harness import LogHarness  # noqa: E402
+from services.testing.ports import free_port  # noqa: E402
 
 RG = "resource.k8s.io"
 NS = "default"
@@ -155,7 +155,7 @@ class OwnProcess:
     def __init__(self, url: str, workers: int) -> None:
         self.url = url
         self.workers = workers
-        self.port = _free_port()
+        self.port = free_port()
         self.proc: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
@@ -200,12 +200,6 @@ class OwnProcess:
         if self.proc is not None and self.proc.returncode is None:
             self.proc.terminate()
             await self.proc.wait()
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 async def run(args: argparse.Namespace) -> int:

@@ -21,7 +21,6 @@ import argparse
 import asyncio
 import multiprocessing as mp
 import os
-import socket
 import statistics
 import sys
 import time
@@ -29,6 +28,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import orjson
+
+from services.testing.ports import free_port
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
@@ -51,12 +52,6 @@ POD = {
     "status": {"phase": "Running", "podIPs": [{"ip": "10.0.0.7"}]},
 }
 BODY = orjson.dumps(POD)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 # ------------------------------------------------------------------ servers
@@ -225,7 +220,7 @@ async def _stream(url: str, headers: dict[str, str] | None = None) -> dict[str, 
 
 
 def _measure(name: str, target: Any, paths: dict[str, str], args: argparse.Namespace) -> dict[str, Any]:
-    port = _free_port()
+    port = free_port()
     proc = mp.get_context("spawn").Process(target=target, args=(port, args.events), daemon=True)
     proc.start()
     try:

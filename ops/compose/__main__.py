@@ -28,6 +28,7 @@ from ops.compose.localize import Plan, Settings, plan
 from ops.compose.model import ComposeError, ComposeFile, load
 from ops.compose.supervisor import StackError, Supervisor
 from services.apiserver.kubeconfig import write_kubeconfig
+from services.testing.ports import free_port, kafka_answers
 
 REPO = Path(__file__).resolve().parents[2]
 DEFAULT_FILE = REPO / "docker-compose.yml"
@@ -38,23 +39,6 @@ PREFIX = "run-local: "
 
 def report(message: str) -> None:
     print(PREFIX + message, flush=True)
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def answers(servers: str, timeout: float = 2.0) -> bool:
-    for server in servers.split(","):
-        host, _, port = server.strip().rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
 
 
 def check_published_ports(local: Plan) -> None:
@@ -109,7 +93,7 @@ class Broker:
 
     def start(self) -> str:
         if self.servers:
-            if not answers(self.servers):
+            if not kafka_answers(self.servers):
                 raise StackError(f"no Kafka broker answers at {self.servers}")
             return self.servers
         report(f"starting a Kafka broker in {self.data} (ops/kafka/start)")

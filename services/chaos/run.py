@@ -46,13 +46,14 @@ from typing import Literal, Protocol
 from services.bus import open_bus
 from services.bus.port import Bus
 from services.chaos import workload
-from services.chaos.broker import Broker, BrokerError, free_port
+from services.chaos.broker import Broker, BrokerError
 from services.chaos.invariants import INVARIANTS, Violation, check_all, check_view
 from services.chaos.processes import Component, ComponentSpec, Supervisor
 from services.chaos.records import MALFORMED, read_objects
 from services.chaos.view import LiveView
 from services.chaos.workload import NAMESPACE, Item
 from services.chaos.writer import WriteFailed, Writer
+from services.testing.ports import free_port
 from topics.declarations import declarations
 
 log = logging.getLogger(__name__)

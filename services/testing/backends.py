@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from services.testing.ports import kafka_answers
+
 KAFKA_ENV = "KAFKA_BOOTSTRAP_SERVERS"
 BACKENDS = ("auto", "embedded", "kafka", "testcontainers")
 # Confluent's image: testcontainers' KafkaContainer drives its start script (KRaft from 7.0 on).
@@ -84,17 +86,6 @@ def docker_problem() -> str | None:
     except Exception as exc:
         return f"no Docker engine answers at {where} ({type(exc).__name__}: {exc})"
     return None
-
-
-def kafka_answers(servers: str, timeout: float = 2.0) -> bool:
-    for server in servers.split(","):
-        host, _, port = server.strip().rpartition(":")
-        try:
-            with socket.create_connection((host.strip("[]"), int(port)), timeout=timeout):
-                return True
-        except (OSError, ValueError):
-            continue
-    return False
 
 
 def _from_env() -> Backend:

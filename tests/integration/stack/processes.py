@@ -11,19 +11,11 @@ import os
 import queue
 import re
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 class Command:

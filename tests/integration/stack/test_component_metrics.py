@@ -22,7 +22,8 @@ from prometheus_client.parser import text_string_to_metric_families
 
 from services.apiserver.kubeconfig import write_kubeconfig
 from services.testing.cluster import ClusterClient
-from tests.integration.stack.processes import Command, free_port
+from services.testing.ports import free_port
+from tests.integration.stack.processes import Command
 
 NS = "metrics"
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
