@@ -357,7 +357,10 @@ class ChaosRun:
         for name in item.pods:
             pod = self.view.get("", "pods", NAMESPACE, name)
             if pod is None:
-                if name not in self.deleted_pods and self._pending_create(name):
+                # Gone only when this run deleted it: a create the API acknowledged may not
+                # have reached this run's view yet (counting it as done once deleted the
+                # shared claim of two pods before they were scheduled).
+                if name not in self.deleted_pods:
                     return False
                 continue
             if ((pod.get("status") or {}).get("phase")) not in TERMINAL:
