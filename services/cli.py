@@ -6,6 +6,8 @@ import argparse
 import importlib
 import sys
 
+from services.runtime import gc_pause
+
 SUBCOMMANDS = (
     "apiserver",
     "controller-manager",
@@ -31,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    gc_pause.tune_for_a_long_lived_heap()  # every subcommand builds views of the log
     result: int = args.run(args)
     return result
 

@@ -58,6 +58,7 @@ from services.apiserver.admission_chain import build_admission  # noqa: E402
 from services.apiserver.committer_hooks import wired_core  # noqa: E402
 from services.bus import BEGINNING, Bus, OutRecord, TopicSpec, open_bus  # noqa: E402
 from services.bus.kafka import raw  # noqa: E402
+from services.runtime import gc_pause  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.committer import Committer  # noqa: E402
 from services.runtime.committer_core import CommitterCore, Outcome  # noqa: E402
@@ -478,4 +479,5 @@ async def main(argv: list[str] | None = None) -> None:
 
 
 if __name__ == "__main__":
+    gc_pause.tune_for_a_long_lived_heap()  # the committer and informers run here: tuned as `draplane` tunes them
     asyncio.run(main())

@@ -67,6 +67,7 @@ if importlib.util.find_spec("services") is None:  # run from a checkout without 
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import with_query  # noqa: E402
+from services.runtime import gc_pause  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
 from services.scheduler.decisions import read_decisions  # noqa: E402
@@ -771,6 +772,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     if args.profile:
         Path(args.profile).mkdir(parents=True, exist_ok=True)
+    gc_pause.tune_for_a_long_lived_heap()  # this process runs the committer: tuned as `draplane` tunes it
     return asyncio.run(main_async(args))
 
 

@@ -15,14 +15,38 @@ nothing (the objects are acyclic JSON, freed by reference counting).
 it disabled. Reference counting goes on meanwhile, so only garbage *cycles*
 wait, and only for the length of the catch-up. Pauses nest across informers
 and the committer in one process.
+
+A component process also calls `tune_for_a_long_lived_heap` once at start.
+After that, the last catch-up to finish *freezes* what is alive
+(``gc.freeze()``: the views just built are never walked again; they are still
+freed by reference counting when replaced), and the youngest generation is
+collected every `YOUNG_THRESHOLD` allocations instead of every 700, so the
+objects a live component creates per change (decoded records, replies, work
+items) mostly die young without being walked at all. Measured on the
+controller-manager recording 12,000 claims (``ops/bench/claims.py --process``):
+2.8 s of its ~10 s of CPU went to collections with CPython's defaults, 0.8 s
+with this tuning. Test processes do not call it: freezing there would keep
+every earlier test's garbage cycles.
 """
 
 from __future__ import annotations
 
 import gc
 
+YOUNG_THRESHOLD = 50_000
+"""Allocations between collections of the youngest generation (CPython's default: 700)."""
+
 _holders = 0
 _we_disabled = False
+_freeze_after_catch_up = False
+
+
+def tune_for_a_long_lived_heap() -> None:
+    """Tune this process's collector for a component that holds views of the log (see module docstring)."""
+    global _freeze_after_catch_up
+    _freeze_after_catch_up = True
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(max(young, YOUNG_THRESHOLD), middle, old)
 
 
 class Pause:
@@ -44,6 +68,8 @@ class Pause:
         _holders -= 1
         if _holders == 0 and _we_disabled:
             _we_disabled = False
+            if _freeze_after_catch_up:
+                gc.freeze()
             gc.enable()
 
     def __enter__(self) -> Pause:
