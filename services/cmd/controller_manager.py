@@ -9,7 +9,7 @@ from pathlib import Path
 from services.bus import open_bus
 from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, parse_gates
 from services.cmd.component import run_component
-from services.controllers.manager import ControllerManager
+from services.controllers.manager import DEFAULT_CLAIM_WORKERS, ControllerManager
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import declarations
@@ -21,7 +21,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     add_common_arguments(p)
     p.add_argument("--data", default=DEFAULT_DATA, help="directory for the informer snapshot")
     p.add_argument("--metrics-listen", default="", help="HOST:PORT to serve /metrics and /healthz on")
-    p.add_argument("--workers", type=int, default=16, help="resourceclaim controller workers")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=DEFAULT_CLAIM_WORKERS,
+        help=f"resourceclaim controller workers (default {DEFAULT_CLAIM_WORKERS})",
+    )
     p.set_defaults(run=run)
 
 
