@@ -4,10 +4,12 @@ Every plain `send` used to be a SQLite write transaction of its own, and those
 are serialised: a hundred clients sending one request each meant a hundred
 transactions one after another. Sends now queue here; while one write
 transaction is running, the sends that arrive wait, and the next transaction
-appends all of them — one ``BEGIN IMMEDIATE`` … ``COMMIT`` and one hop to the
-writer's thread for the lot. Each send keeps its own outcome (a savepoint per
-send), its records stay together and in order, and sends are appended in the
-order they were made. A lone send goes out at once: nothing lingers.
+appends all of them — one ``BEGIN IMMEDIATE`` … ``COMMIT``, one hop to the
+writer's thread and one append (a few statements) for the lot. Each send keeps
+its own outcome (should the combined append be refused, the sends are appended
+again one by one, each under a savepoint), its records stay together and in
+order, and sends are appended in the order they were made. A lone send goes
+out at once: nothing lingers.
 """
 
 from __future__ import annotations
@@ -75,6 +77,38 @@ class Appender:
 
 
 def _append_group(
+    conn: sqlite3.Connection, sends: list[tuple[Sequence[OutRecord], Pids]], now: int
+) -> list[list[int] | BusError]:
+    """Append the sends as one append (a handful of statements), or, should that be refused, one by one.
+
+    One append for the whole group keeps the statements — and with them the
+    writer thread's waits for the GIL while it holds the write lock (see
+    `log.insert_rows`) — independent of the number of sends. Each send's
+    records stay together and in order within each partition, sends in order.
+    """
+    if len(sends) > 1:
+        records = [record for send, _ in sends for record in send]
+        pids: Pids = {}
+        for _, send_pids in sends:
+            pids.update(send_pids)
+        conn.execute("SAVEPOINT group_append")
+        try:
+            offsets = append(conn, records, pids=pids, txn=None, now=now).offsets
+        except BusError:
+            conn.execute("ROLLBACK TO group_append")
+            conn.execute("RELEASE group_append")
+        else:
+            conn.execute("RELEASE group_append")
+            results: list[list[int] | BusError] = []
+            at = 0
+            for send, _ in sends:
+                results.append(offsets[at : at + len(send)])
+                at += len(send)
+            return results
+    return _append_one_by_one(conn, sends, now)
+
+
+def _append_one_by_one(
     conn: sqlite3.Connection, sends: list[tuple[Sequence[OutRecord], Pids]], now: int
 ) -> list[list[int] | BusError]:
     """Append each send under a savepoint, so one refused send does not undo the others."""
