@@ -60,7 +60,7 @@ class EmbeddedConsumer:
             if self._closed:
                 raise BusError("the consumer is closed")
             event = self._shared.notifier.event(self._shared.partition_key(self._pid))
-            end, rows = await db.read_sync(
+            end, rows = await db.read_now(
                 read_committed, self._pid, start=self._position, limit=max_records
             )
             if self._position < end:
