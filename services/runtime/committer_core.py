@@ -469,7 +469,7 @@ class CommitterCore:
             now=now,
             subresource=subresource,
         )
-        meta = patched.setdefault("metadata", {})
+        meta = self._patched_identity(rt, req, patched)
         rv = meta.get("resourceVersion")
         if rv and str(rv) != str(current_rv):
             raise st.modified_conflict(rt.group, rt.plural, req.name)
@@ -479,6 +479,37 @@ class CommitterCore:
         patched = self._decode(rt, patched, req)
         status_only = subresource == "status"
         return self._commit_update(req, rt, staged, current_rv, current, patched, status_only=status_only)
+
+    def _patched_identity(self, rt: ResourceType, req: Request, patched: Obj) -> Obj:
+        """The patched object's metadata, once it still names the object of the URL (kube's patcher checks).
+
+        A patch that turns ``metadata`` (or its name or namespace) into the
+        wrong JSON type gets the decoder's 400; one that moves the object to
+        another namespace or name, or removes ``metadata``, gets Kubernetes'
+        400 — instead of a success that silently dropped labels and the rest.
+        """
+        meta = patched.get("metadata")
+        if meta is not None and not (
+            isinstance(meta, dict)
+            and isinstance(meta.get("name", ""), str)
+            and isinstance(meta.get("namespace", ""), str)
+        ):
+            self._decode(rt, {**patched, "apiVersion": rt.api_version, "kind": rt.kind}, req)
+            raise st.bad_request(f"{rt.kind} in version {rt.version!r} cannot be handled: metadata is not an object")
+        if meta is None:
+            meta = patched["metadata"] = {}
+        namespace = meta.get("namespace") or ""
+        if namespace != req.namespace:
+            if not rt.namespaced:
+                meta.pop("namespace", None)
+            elif namespace:
+                raise st.bad_request(
+                    "the namespace of the provided object does not match the namespace sent on the request"
+                )
+        name = meta.get("name") or ""
+        if name != req.name:
+            raise st.bad_request(f"the name of the object ({name}) does not match the name on the URL ({req.name})")
+        return meta
 
     # -- delete ---------------------------------------------------------------
 

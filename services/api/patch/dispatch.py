@@ -105,6 +105,6 @@ def patch_object(
         )
     else:
         raise ValueError(f"unknown patch type {patch_type!r}")
-    if not track:
-        return new
+    if not track or not isinstance(new.get("metadata"), dict):
+        return new  # metadata patched into a non-object: the caller's decoding refuses it, untouched
     return track_update(current, new, manager=manager, api_version=api_version, now=now, subresource=subresource)
