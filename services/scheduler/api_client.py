@@ -16,6 +16,7 @@ returns at least that version, as a quorum read from the apiserver would.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import Any
 
@@ -74,7 +75,9 @@ class LogAPIClient:
         obj = self._client.get(group, plural, namespace, name)
         if obj is None:
             raise st.not_found(group, plural, name)
-        return obj
+        # A copy, as a GET from kube-apiserver is: callers edit what they get and write it back
+        # (the DRA plugin's conflict retries do), and the informer's object must stay as the log has it.
+        return copy.deepcopy(obj)
 
     async def update(self, resource: ResourceRef, obj: Mapping[str, Any]) -> dict[str, Any]:
         group, plural = resource
