@@ -25,7 +25,7 @@ from services.bus.port import Bus, OutRecord
 from services.runtime.informer import Informer
 from services.runtime.metrics import CLIENT_REQUEST_SECONDS
 from services.runtime.request_channel import RequestChannel
-from topics.declarations import REQUESTS
+from topics.declarations import OBJECTS, REQUESTS
 from topics.envelope import Op, Reply, Request, UserInfo, encode_request
 
 log = logging.getLogger(__name__)
@@ -190,6 +190,41 @@ class Client:
         result = reply.object if reply.object is not None else (reply.status or {})
         await self.wait_visible(result)
         return result
+
+    async def drain_earlier_requests(self) -> Reply:
+        """Wait until the committer has answered every request appended before this call, and (with an
+        informer) until the informer has read what they wrote.
+
+        Why: requests outlive their sender. A component SIGKILLed while the log
+        was away leaves requests that are committed when it comes back — after
+        its successor has synced its informer. A scheduler that started
+        scheduling then allocated a device its predecessor's last request was
+        about to allocate (found by ``ops/chaos`` on Kafka: two claims on one
+        GPU). Requests are answered in log order, so the reply to a request
+        sent now — a patch of a pod that does not exist: no write, whatever the
+        answer — means every earlier one is decided.
+        """
+        name = f"draplane-barrier-{uuid.uuid4().hex[:12]}"
+        request = Request(
+            id=uuid.uuid4().hex,
+            op="patch",
+            group="",
+            version="v1",
+            resource="pods",
+            namespace="kube-system",
+            name=name,
+            user=self.user,
+            reply_to=self.requester_id,
+            patch={},
+            patch_type="merge",
+            options={"subresource": "status"},
+        )
+        reply = await self.submit(request)
+        if self.informer is not None:
+            end = await self.bus.end_offset(OBJECTS)
+            if end > 0:
+                await self.informer.wait_for(end - 1, timeout=self.timeout)
+        return reply
 
     async def wait_visible(self, obj: Obj) -> None:
         """Wait until this client's informer has applied the object's resourceVersion."""
