@@ -111,6 +111,9 @@ class ControllerManager:
             if events is not None:
                 await events.start()
             await self.informer.synced.wait()
+            # A predecessor's last creates, decided and seen: else a claim it created while the
+            # log was away would be missed by the owner lookup and created a second time.
+            await client.wait_for_predecessors()
             log.info("controller-manager ready", extra={"position": self.informer.position})
             self.ready.set()
             runs = [self.claim_controller.run()]

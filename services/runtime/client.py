@@ -226,6 +226,20 @@ class Client:
                 await self.informer.wait_for(end - 1, timeout=self.timeout)
         return reply
 
+    async def wait_for_predecessors(self) -> None:
+        """`drain_earlier_requests`, tried again for as long as the committer does not answer (the log is away).
+
+        A component that writes from its view — a scheduler allocating
+        devices, a controller creating claims — calls it after its informer
+        synced and before it starts working.
+        """
+        while True:
+            try:
+                await self.drain_earlier_requests()
+                return
+            except st.StatusError as err:
+                log.warning("waiting for earlier requests to be decided", extra={"error": str(err)})
+
     async def wait_visible(self, obj: Obj) -> None:
         """Wait until this client's informer has applied the object's resourceVersion."""
         rv = (obj.get("metadata") or {}).get("resourceVersion")

@@ -45,7 +45,6 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client import registry as prom_registry
 
-from services.api import status as st
 from services.api.authorization import SCHEDULER
 from services.api.feature_gates import FeatureGates
 from services.bus.port import Bus, OutRecord
@@ -283,21 +282,12 @@ class SchedulerService:
             await self.client.start()
             await self.outbox.start()
             await self.informer.synced.wait()
-            await self._drain_predecessors_requests()
+            await self.client.wait_for_predecessors()  # a predecessor's last writes, decided and seen
             log.info("scheduler ready", extra={"position": self.informer.position})
             self.ready.set()
             await self._scheduling_loop()
         finally:
             await self._shutdown()
-
-    async def _drain_predecessors_requests(self) -> None:
-        """Schedule only once the writes a previous scheduler left on the log are decided and seen."""
-        while True:
-            try:
-                await self.client.drain_earlier_requests()
-                return
-            except st.StatusError as err:  # the committer did not answer in time: the log is away
-                log.warning("waiting for earlier requests to be decided", extra={"error": str(err)})
 
     async def _shutdown(self) -> None:
         self.core.queue.close()
