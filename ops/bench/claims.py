@@ -47,6 +47,7 @@ from services.runtime import gc_pause  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.testing.harness import LogHarness  # noqa: E402
 from services.testing.ports import free_port  # noqa: E402
+from services.testing.proc import cpu_seconds  # noqa: E402
 
 RG = "resource.k8s.io"
 NS = "default"
@@ -199,13 +200,7 @@ class OwnProcess:
 
     def cpu_seconds(self) -> float | None:
         """User + system CPU of the controller-manager process so far (Linux /proc), or None."""
-        if self.proc is None:
-            return None
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            return None
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return None if self.proc is None else cpu_seconds(self.proc.pid)
 
     async def stop(self) -> None:
         if self.proc is not None and self.proc.returncode is None:

@@ -72,6 +72,7 @@ from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
 from services.scheduler.decisions import read_decisions  # noqa: E402
 from services.testing.harness import ADMIN, LogHarness  # noqa: E402
+from services.testing.proc import cpu_seconds  # noqa: E402
 
 RG = "resource.k8s.io"
 DRIVER = "test-driver.cdi.k8s.io"
@@ -80,7 +81,6 @@ TEMPLATE = "test-claim-template"
 POD_CLAIM = "resource"
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 STEADY_PENDING = 10  # scheduler_perf's steady-state createPods count
-CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
 # -- workloads -----------------------------------------------------------------------------
@@ -324,11 +324,8 @@ class Process:
                 return child
 
     def cpu_seconds(self) -> float:
-        try:
-            fields = Path(f"/proc/{self.proc.pid}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            return math.nan
-        return (int(fields[11]) + int(fields[12])) / CLK_TCK  # utime + stime
+        seconds = cpu_seconds(self.proc.pid)
+        return math.nan if seconds is None else seconds
 
     async def stop(self, timeout: float = 30.0) -> None:
         if self.proc.returncode is None:
