@@ -18,7 +18,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.scheduler.cache import SchedulerCache
-from services.scheduler.framework import CycleState, Diagnosis, NodeScore, Pod
+from services.scheduler.equivalence_cache import UNCACHEABLE, ClassPlan, Entry
+from services.scheduler.framework import CycleState, Diagnosis, Pod
 from services.scheduler.messages import ERR_NO_NODES_AVAILABLE, fit_error_message
 from services.scheduler.node_info import NodeInfo, Snapshot, pod_key
 from services.scheduler.node_local_memo import pod_signature
@@ -63,8 +64,10 @@ class ScheduleResult:
     suggested_host: str
     evaluated_nodes: int
     feasible_nodes: int
-    scores: list[NodeScore] = field(default_factory=list)
-    plugin_scores: dict[str, dict[str, int]] = field(default_factory=dict)
+    # The feasible nodes in filter order, with their weighted totals and each plugin's weighted scores.
+    names: list[str] = field(default_factory=list)
+    totals: list[int] = field(default_factory=list)
+    plugin_scores: dict[str, list[int]] = field(default_factory=dict)
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -109,8 +112,9 @@ class SchedulingAlgorithm:
         totals, per_plugin, status = self.profile.run_score(state, pod, feasible)
         if status is not None:
             raise status.as_error()
-        best = select_host(totals)
-        return ScheduleResult(best, evaluated, len(feasible), totals, per_plugin)
+        names = [info.name for info in feasible]
+        best = select_host(names, totals)
+        return ScheduleResult(best, evaluated, len(feasible), names, totals, per_plugin)
 
     def find_nodes_that_fit_pod(
         self, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -157,6 +161,9 @@ class SchedulingAlgorithm:
         if not self.profile.filter_plugins:
             found = [nodes[(start + i) % num_all] for i in range(min(to_find, num_all))]
             return found, len(found)
+        plan = self.profile.class_plan(state)
+        if plan is not None:
+            return self._pass_filters_remembered(plan, state, pod, diagnosis, nodes, start, to_find)
         processed = 0
         for i in range(num_all):
             info = nodes[(start + i) % num_all]
@@ -173,16 +180,69 @@ class SchedulingAlgorithm:
             diagnosis.add_plugin_status(status)
         return feasible, processed
 
+    def _pass_filters_remembered(
+        self,
+        plan: ClassPlan,
+        state: CycleState,
+        pod: Pod,
+        diagnosis: Diagnosis,
+        nodes: Sequence[NodeInfo],
+        start: int,
+        to_find: int,
+    ) -> tuple[list[NodeInfo], int]:
+        """``find_nodes_that_pass_filters`` with the verdicts of the pod's equivalence class.
 
-def select_host(scores: Sequence[NodeScore]) -> str:
+        The same nodes in the same order, the same early stop and the same
+        statuses as running the Filter chain on each node; only nodes whose
+        entry is not current run it (see ``equivalence_cache``).
+        """
+        table = plan.table
+        run_filter = self.profile.run_filter
+        non_local = bool(plan.plugins)
+        if non_local:
+            plan.lend(state)
+        feasible: list[NodeInfo] = []
+        node_to_status = diagnosis.node_to_status
+        processed = misses = 0
+        num_all = len(nodes)
+        for i in range(num_all):
+            info = nodes[(start + i) % num_all]
+            processed += 1
+            name = info.name
+            dependency = plan.dependency(state, info) if non_local else None
+            entry = table.get(name)
+            if (
+                entry is not None
+                and entry.generation == info.generation
+                and entry.node is info.node
+                and entry.dependency == dependency
+            ):
+                status = entry.verdict
+            else:
+                misses += 1
+                status = run_filter(state, pod, info)
+                if status is not None and status.code == Code.ERROR:
+                    raise status.as_error()
+                if dependency is not UNCACHEABLE:
+                    kept = plan.keep(state, name) if status is None and non_local else ()
+                    table[name] = Entry(info.generation, info.node, dependency, status, kept)
+            if status is None or status.code == Code.SUCCESS:
+                feasible.append(info)
+                if len(feasible) >= to_find:
+                    break
+                continue
+            node_to_status[name] = status
+            diagnosis.add_plugin_status(status)
+        plan.cache.hits += processed - misses
+        plan.cache.misses += misses
+        return feasible, processed
+
+
+def select_host(names: Sequence[str], totals: Sequence[int]) -> str:
     """The highest total; ties go to the first in filter order (deterministic, round-robin spread)."""
-    if not scores:
+    if not totals:
         raise SchedulingError("empty priorityList")
-    best = scores[0]
-    for score in scores[1:]:
-        if score.score > best.score:
-            best = score
-    return best.name
+    return names[max(range(len(totals)), key=totals.__getitem__)]
 
 
 # ----------------------------------------------------------- the whole cycle
@@ -299,11 +359,11 @@ def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dic
             record["evaluatedNodes"] = outcome.result.evaluated_nodes
             record["feasibleNodes"] = outcome.result.feasible_nodes
             # The best-scored nodes only: all feasible nodes (230 of 500) would make every record large.
-            best = sorted(outcome.result.scores, key=lambda s: -s.score)[:DECISION_SCORED_NODES]
-            record["scores"] = {s.name: s.score for s in best}
+            result = outcome.result
+            best = sorted(range(len(result.totals)), key=lambda i: -result.totals[i])[:DECISION_SCORED_NODES]
+            record["scores"] = {result.names[i]: result.totals[i] for i in best}
             record["pluginScores"] = {
-                plugin: {s.name: scores[s.name] for s in best if s.name in scores}
-                for plugin, scores in outcome.result.plugin_scores.items()
+                plugin: {result.names[i]: scores[i] for i in best} for plugin, scores in result.plugin_scores.items()
             }
     elif outcome.status is not None and outcome.status.code == Code.SKIP:
         record["result"] = "skipped"

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from services.scheduler.equivalence_cache import ClassPlan, EquivalenceCache, class_plan
 from services.scheduler.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
@@ -43,6 +44,7 @@ from services.scheduler.status import Code, SchedulingError, Status, as_status, 
 log = logging.getLogger(__name__)
 
 _FILTER_PLAN_KEY = "profile/filter-plan"
+_CLASS_PLAN_KEY = "profile/equivalence-class"
 
 DEFAULT_SCORE_WEIGHTS: Mapping[str, int] = {
     names.TAINT_TOLERATION: 3,
@@ -67,7 +69,9 @@ class Profile:
         scheduler_name: str = DEFAULT_SCHEDULER_NAME,
         score_weights: Mapping[str, int] | None = None,
         percentage_of_nodes_to_score: int | None = None,
+        remember: bool = True,
     ) -> None:
+        """``remember=False`` turns off every reuse of results across cycles (the memos, equivalence classes)."""
         self.scheduler_name = scheduler_name
         self.plugins = list(plugins)
         weights = dict(DEFAULT_SCORE_WEIGHTS)
@@ -86,11 +90,12 @@ class Profile:
         self.post_bind_plugins = [p for p in self.plugins if isinstance(p, PostBindPlugin)]
         self._hint_map = QueueingHintMap.from_plugins(self.plugins)
         # Filter statuses and raw scores of node-local plugins, reused for the same pod spec and node version.
-        self.node_local = frozenset(p.name for p in self.plugins if is_node_local(p))
+        self.node_local = frozenset(p.name for p in self.plugins if is_node_local(p)) if remember else frozenset()
         # isinstance against a runtime-checkable Protocol is slow: decide once.
         self._normalizes = frozenset(p.name for p in self.score_plugins if isinstance(p, NormalizeScorePlugin))
         self.filter_memo = NodeLocalMemo()
         self.score_memo = NodeLocalMemo()
+        self.equivalence = EquivalenceCache()
 
     # -- QueueProfile
 
@@ -165,6 +170,15 @@ class Profile:
             else:
                 plan.append((plugin.name if local else "", [plugin]))
         state.write(_FILTER_PLAN_KEY, plan)
+        return plan
+
+    def class_plan(self, state: CycleState) -> ClassPlan | None:
+        """This cycle's equivalence class (after PreFilter), or None when its results cannot be reused."""
+        plan: ClassPlan | bool | None = state.get(_CLASS_PLAN_KEY, False)
+        if plan is False:
+            plan = class_plan(self.equivalence, state, self.filter_plugins, self.node_local)
+            state.write(_CLASS_PLAN_KEY, plan)
+        assert plan is not True
         return plan
 
     def run_filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -248,59 +262,70 @@ class Profile:
 
     def run_score(
         self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> tuple[list[NodeScore], dict[str, dict[str, int]], Status | None]:
-        """Weighted totals per node, plus each plugin's weighted scores by node (for decisions)."""
+    ) -> tuple[list[int], dict[str, list[int]], Status | None]:
+        """Weighted totals per node, and each plugin's weighted scores (for decisions), in ``nodes`` order."""
         plugins = [p for p in self.score_plugins if p.name not in state.skip_score_plugins]
-        names = [info.name for info in nodes]
-        totals = [0] * len(nodes)
-        per_plugin: dict[str, dict[str, int]] = {}
+        per_plugin: dict[str, list[int]] = {}
+        if not plugins:
+            return [1] * len(nodes), per_plugin, None
         remembered = self._node_local_scores(plugins, state, pod, nodes)
+        totals: list[int] | None = None
         for plugin in plugins:
-            score = plugin.score
-            values: list[int] | None = remembered.get(plugin.name)
-            try:
-                if values is None:
-                    values = []
-                    for info in nodes:
-                        value, status = score(state, pod, info)
-                        if status is not None and status.code != Code.SUCCESS:
-                            inner = f'plugin "{plugin.name}" failed with: {status.message()}'
-                            return [], {}, as_status(SchedulingError(f"running Score plugins: {inner}"))
-                        values.append(value)
-            except Exception as err:
-                log.exception("Score plugin %s failed", plugin.name)
-                inner = f'plugin "{plugin.name}" failed with: {err}'
-                return [], {}, as_status(SchedulingError(f"running Score plugins: {inner}"))
+            values = remembered.get(plugin.name)
+            if values is None:
+                values, failure = self._score_nodes(plugin, state, pod, nodes)
+                if failure is not None:
+                    return [], {}, failure
             if plugin.name in self._normalizes:
-                scores = [NodeScore(n, v) for n, v in zip(names, values, strict=True)]
+                scores = [NodeScore(info.name, v) for info, v in zip(nodes, values, strict=True)]
                 status = plugin.normalize_score(state, pod, scores)  # type: ignore[attr-defined]
                 if status is not None and not status.is_success():
                     inner = f'plugin "{plugin.name}" failed with: {status.message()}'
                     return [], {}, as_status(SchedulingError(f"running Normalize on Score plugins: {inner}"))
                 values = [s.score for s in scores]
-            for value in values:
-                if not MIN_NODE_SCORE <= value <= MAX_NODE_SCORE:
-                    inner = (
-                        f'plugin "{plugin.name}" returns an invalid score {value}, it should in the range of '
-                        f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
-                    )
-                    weight_err = SchedulingError(f"applying score defaultWeights on Score plugins: {inner}")
-                    return [], {}, as_status(weight_err)
+            if values and not (MIN_NODE_SCORE <= min(values) and max(values) <= MAX_NODE_SCORE):
+                value = next(v for v in values if not MIN_NODE_SCORE <= v <= MAX_NODE_SCORE)
+                inner = (
+                    f'plugin "{plugin.name}" returns an invalid score {value}, it should in the range of '
+                    f"[{MIN_NODE_SCORE}, {MAX_NODE_SCORE}] after normalizing"
+                )
+                return [], {}, as_status(SchedulingError(f"applying score defaultWeights on Score plugins: {inner}"))
             weight = self.score_weights.get(plugin.name, 1)
-            weighted = [v * weight for v in values]
-            per_plugin[plugin.name] = dict(zip(names, weighted, strict=True))
-            totals = [t + w for t, w in zip(totals, weighted, strict=True)]
-        if not plugins:
-            totals = [1] * len(nodes)
-        return [NodeScore(n, t) for n, t in zip(names, totals, strict=True)], per_plugin, None
+            weighted = list(values) if weight == 1 else [v * weight for v in values]
+            per_plugin[plugin.name] = weighted
+            totals = weighted if totals is None else [t + w for t, w in zip(totals, weighted, strict=True)]
+        assert totals is not None
+        return totals, per_plugin, None
+
+    @staticmethod
+    def _score_nodes(
+        plugin: Any, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
+    ) -> tuple[list[int], Status | None]:
+        """One plugin's raw scores of every node, or the Error status of its first failure."""
+        score = plugin.score
+        values: list[int] = []
+        try:
+            for info in nodes:
+                value, status = score(state, pod, info)
+                if status is not None and status.code != Code.SUCCESS:
+                    inner = f'plugin "{plugin.name}" failed with: {status.message()}'
+                    return [], as_status(SchedulingError(f"running Score plugins: {inner}"))
+                values.append(value)
+        except Exception as err:
+            log.exception("Score plugin %s failed", plugin.name)
+            inner = f'plugin "{plugin.name}" failed with: {err}'
+            return [], as_status(SchedulingError(f"running Score plugins: {inner}"))
+        return values, None
 
     def _node_local_scores(
         self, plugins: Sequence[Any], state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]
-    ) -> dict[str, list[int]]:
+    ) -> dict[str, Sequence[int]]:
         """Raw scores of the node-local plugins, node by node, with one memo entry per node.
 
-        Any failure returns nothing, so the caller recomputes plugin by plugin
-        and reports the first failure exactly as without the memo.
+        A node's row comes from its equivalence-cache entry when that is
+        current, else from the memo, else from the plugins. Any failure
+        returns nothing, so the caller recomputes plugin by plugin and reports
+        the first failure exactly as without the memo.
         """
         signature = state.pod_signature
         local = [p for p in plugins if p.name in self.node_local] if signature is not None else []
@@ -309,10 +334,20 @@ class Profile:
         assert signature is not None
         group = ",".join(p.name for p in local)
         memo = self.score_memo
-        columns: list[list[int]] = [[] for _ in local]
+        plan: ClassPlan | None = state.get(_CLASS_PLAN_KEY)
+        table = plan.table if plan is not None else {}
+        rows: list[tuple[int, ...]] = []
         for info in nodes:
-            row = memo.get(group, signature, info)
-            if row is MISSING:
+            entry = table.get(info.name)
+            if entry is not None and entry.generation == info.generation and entry.node is info.node:
+                row = entry.row
+                if row is not None and row[0] == group:
+                    rows.append(row[1])
+                    continue
+            else:
+                entry = None
+            values = memo.get(group, signature, info)
+            if values is MISSING:
                 computed: list[int] = []
                 for plugin in local:
                     try:
@@ -322,10 +357,12 @@ class Profile:
                     if status is not None and status.code != Code.SUCCESS:
                         return {}
                     computed.append(value)
-                row = tuple(computed)
-                memo.put(group, signature, info, row)
-            for column, value in zip(columns, row, strict=True):
-                column.append(value)
+                values = tuple(computed)
+                memo.put(group, signature, info, values)
+            if entry is not None:
+                entry.row = (group, values)
+            rows.append(values)
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in local]
         return {plugin.name: column for plugin, column in zip(local, columns, strict=True)}
 
     # -- Reserve / Unreserve

@@ -25,7 +25,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,6 +47,7 @@ from services.scheduler.dra.resourceclaim import (
     is_reserved_for_pod,
 )
 from services.scheduler.dra.scheduling_context import PodSchedulingState, SchedulingContextError, status_for_claim
+from services.scheduler.equivalence_cache import UNCACHEABLE
 from services.scheduler.framework import (
     ClusterEventWithHint,
     CycleState,
@@ -116,6 +117,8 @@ class StateData:
     claims_to_allocate: list[Mapping[str, Any]] = field(default_factory=list)
     unavailable_claims: set[int] = field(default_factory=set)
     node_allocations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    # Allocations of nodes whose verdict came from the equivalence cache (node name -> allocations or None).
+    recalled_allocations: Callable[[str], Any] | None = None
     pre_scored: bool = False
     memo_prefix: tuple[bytes, int, int] | None = None  # (claims signature, classes and slices versions) for the memo
     # Every claim is structured and unallocated, without node filters: Filter only needs to allocate.
@@ -141,8 +144,13 @@ class DynamicResources:
         selector_cache: SelectorCache | None = None,
         conflict_retry_delays: Sequence[float] = DEFAULT_CONFLICT_RETRY_DELAYS,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        remember: bool = True,
     ) -> None:
-        """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``)."""
+        """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
+
+        ``remember=False`` runs the allocator for every node and pod (no allocation memo, no equivalence key).
+        """
+        self.remember = remember
         self.enabled = enabled
         self.control_plane_controller = control_plane_controller
         self.client = client
@@ -478,7 +486,7 @@ class DynamicResources:
             )
             s.claims_to_allocate = to_allocate
             classes_version = getattr(self.classes, "version", None)
-            if self._slice_index_version is not None and classes_version is not None:
+            if self.remember and self._slice_index_version is not None and classes_version is not None:
                 s.memo_prefix = (claims_signature(to_allocate), int(classes_version), self._slice_index_version)
         s.claims = claims
         s.pod_claim_names = pod_claim_names
@@ -555,6 +563,58 @@ class DynamicResources:
             s.node_allocations[node_info.name] = allocations
         return None
 
+    # ------------------------------------------------- equivalence classes
+
+    def equivalence_key(self, state: CycleState) -> Hashable | None:
+        """The cycle's part of the pod's equivalence class (``equivalence_cache``), or None.
+
+        Only when Filter just allocates (``allocate_only``) is its verdict on a
+        node a function of the allocation memo's inputs; otherwise the claims'
+        own state (allocations, node filters, a driver's unsuitable nodes) counts.
+        """
+        s = state.get(STATE_KEY)
+        if type(s) is not StateData or not s.allocate_only or s.memo_prefix is None:
+            return None
+        return s.memo_prefix
+
+    def node_dependency(self, state: CycleState, node_info: NodeInfo) -> Hashable:
+        """The usage generations of the pools the node reaches (its labels count through the node object)."""
+        node = node_info.node
+        known = self._node_pools.get(node_info.name)
+        if known is None or known[0] is not node:
+            assert node is not None
+            known = self._learn_node_pools(node_info.name, node)
+        pools = known[2]
+        if pools is None:
+            return UNCACHEABLE
+        generations = self._pool_generations
+        if len(pools) == 1:
+            return generations.get(pools[0], 0)
+        return tuple([generations.get(pool, 0) for pool in pools])
+
+    def keep(self, state: CycleState, node_name: str) -> Any:
+        """What Filter recorded for a node that fits: its allocation, for Reserve."""
+        return self._state(state).node_allocations.get(node_name)
+
+    def recall(self, state: CycleState, kept: Callable[[str], Any]) -> None:
+        """Where Reserve finds the allocation of a node whose Filter verdict was reused."""
+        self._state(state).recalled_allocations = kept
+
+    def _learn_node_pools(
+        self, name: str, node: Mapping[str, Any]
+    ) -> tuple[Mapping[str, Any], Any, tuple[tuple[str, str], ...] | None]:
+        """Remember the node's identity and the (driver, pool) of the pools it reaches (None: unreadable)."""
+        assert self._slice_index is not None
+        try:
+            pools: tuple[tuple[str, str], ...] | None = tuple(
+                (pool.driver, pool.name) for pool in self._slice_index.pools_for(node)
+            )
+        except PoolError:
+            pools = None  # the allocator reports it
+        known = (node, node_identity(node), pools)
+        self._node_pools[name] = known
+        return known
+
     def _allocate(
         self, s: StateData, allocator: Allocator, node: Mapping[str, Any], name: str
     ) -> list[dict[str, Any]] | None:
@@ -563,14 +623,7 @@ class DynamicResources:
         if s.memo_prefix is not None and self._slice_index is not None:
             known = self._node_pools.get(name)
             if known is None or known[0] is not node:
-                try:
-                    pools: tuple[tuple[str, str], ...] | None = tuple(
-                        (pool.driver, pool.name) for pool in self._slice_index.pools_for(node)
-                    )
-                except PoolError:
-                    pools = None  # the allocator reports it
-                known = (node, node_identity(node), pools)
-                self._node_pools[name] = known
+                known = self._learn_node_pools(name, node)
             if known[2] is not None:
                 generations = self._pool_generations
                 key = (s.memo_prefix, known[1], tuple([generations.get(pool, 0) for pool in known[2]]))
@@ -681,6 +734,8 @@ class DynamicResources:
 
         if s.allocator is not None:
             allocations = s.node_allocations.get(node_name)
+            if allocations is None and s.recalled_allocations is not None:
+                allocations = s.recalled_allocations(node_name)
             if allocations is None:
                 return as_status(RuntimeError("claim allocation not found for node"))
             if len(allocations) != len(s.claims_to_allocate) or len(allocations) != with_allocator:

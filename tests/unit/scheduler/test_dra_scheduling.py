@@ -40,7 +40,7 @@ from .fake_client import FakeClient
 class World:
     """A scheduler core with DynamicResources over a fake API; ``apply`` plays an informer."""
 
-    def __init__(self, *, gate: bool = False) -> None:
+    def __init__(self, *, gate: bool = False, remember: bool = True) -> None:
         self.client = FakeClient()
         self.clock = FakeClock()
         self.dra = DynamicResources(
@@ -51,8 +51,11 @@ class World:
             control_plane_controller=gate,
             conflict_retry_delays=(0.0,) * 4,
             sleep=no_sleep,
+            remember=remember,
         )
-        profile = Profile(default_plugins(binder=DefaultBinder(self.client), dynamic_resources=self.dra))
+        profile = Profile(
+            default_plugins(binder=DefaultBinder(self.client), dynamic_resources=self.dra), remember=remember
+        )
         self.registry = CollectorRegistry()
         self.core = SchedulerCore(profiles=[profile], clock=self.clock, metrics=SchedulerMetrics(self.registry))
 

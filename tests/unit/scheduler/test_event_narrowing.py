@@ -149,6 +149,6 @@ async def test_node_local_memo_sees_the_resources_of_the_pod_placed_before() -> 
             assert (await w.core.bind(attempt)).succeeded
         else:
             assert attempt.message.startswith("0/2 nodes are available: 2 Insufficient cpu.")
-    # Same spec three times: the memo answered for unchanged nodes, never for the node just filled.
+    # Same spec three times: remembered verdicts answered for unchanged nodes, never for the node just filled.
     assert sorted(str(n) for n in placed[:2]) == ["n1", "n2"] and placed[2] is None
-    assert profile.filter_memo.hits > 0
+    assert profile.equivalence.hits > 0

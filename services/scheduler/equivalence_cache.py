@@ -1,0 +1,165 @@
+"""Whole-chain Filter verdicts and Score rows per node, for pods that the plugins cannot tell apart.
+
+Why: kube's adaptive rule has every cycle run the Filter chain on 230 of 500
+nodes and score the feasible ones. ``node_local_memo`` and
+``dra/allocation_memo`` already spare the plugins' own work for a repeated pod
+spec, but each node still cost a chain of lookups — one memo key per plugin
+group, the allocator's key, the per-plugin call frames — about 3 µs a node in
+CPython, which made Filter and Score most of the scheduler's CPU on templated
+pods. Between two such pods only one node usually changed (the one the
+previous pod went to).
+
+An *equivalence class* is the pod spec's signature (``CycleState.pod_signature``)
+together with the Filter plugins skipped in PreFilter and the *equivalence
+key* of every active Filter plugin that is not node-local. A plugin offers
+one (``equivalence_key``) for a cycle only when its Filter verdict on a node
+is then a function of that key, the node's ``NodeInfo`` and what it names as
+the node's *dependency* (``node_dependency``; for DynamicResources, the usage
+generations of the pools the node reaches). Per class this cache keeps, for
+each node, the verdict of the whole Filter chain, what non-local plugins
+recorded for the node in the cycle state (``keep``, and ``recall`` to look it
+up again), and the raw
+scores of the node-local Score plugins. An entry is used only while the
+node's ``NodeInfo.generation`` (a cache-wide counter that moves on every node
+or pod change), the node object and the dependency are the ones it was
+computed for; anything else runs the plugins as usual.
+
+Error statuses are never remembered. Normalization and weighting look at all
+feasible nodes and always run.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Mapping, Sequence
+from typing import Any
+
+from services.scheduler.framework import CycleState
+from services.scheduler.node_info import NodeInfo
+from services.scheduler.status import Status
+
+DEFAULT_MAX_CLASSES = 64
+
+UNCACHEABLE: Any = object()
+"""What ``node_dependency`` returns for a node whose verdict must not be remembered."""
+
+
+class Entry:
+    """One node's remembered results within one equivalence class."""
+
+    __slots__ = ("dependency", "generation", "kept", "node", "row", "verdict")
+
+    def __init__(
+        self,
+        generation: int,
+        node: Mapping[str, Any] | None,
+        dependency: Hashable,
+        verdict: Status | None,
+        kept: tuple[Any, ...],
+    ) -> None:
+        self.generation = generation
+        self.node = node
+        self.dependency = dependency
+        self.verdict = verdict  # the Filter chain's status (None: the node fits)
+        self.kept = kept  # per non-local plugin: what it recorded for the node (only for a fit)
+        self.row: tuple[str, tuple[int, ...]] | None = None  # (score plugin group, raw scores)
+
+    def current(self, info: NodeInfo) -> bool:
+        """Whether this entry was computed for this very version of the node (dependency aside)."""
+        return self.generation == info.generation and self.node is info.node
+
+
+class ClassPlan:
+    """How one cycle uses the cache: its class's table and the non-local plugins' hooks."""
+
+    __slots__ = ("cache", "plugins", "table")
+
+    def __init__(self, cache: EquivalenceCache, table: dict[str, Entry], plugins: Sequence[Any]) -> None:
+        self.cache = cache
+        self.table = table
+        self.plugins = tuple(plugins)  # non-local Filter plugins with node_dependency/keep/recall
+
+    def dependency(self, state: CycleState, info: NodeInfo) -> Hashable:
+        """What the non-local plugins' verdicts on this node depend on, or ``UNCACHEABLE``."""
+        plugins = self.plugins
+        if not plugins:
+            return None
+        if len(plugins) == 1:
+            return plugins[0].node_dependency(state, info)
+        parts = []
+        for plugin in plugins:
+            part = plugin.node_dependency(state, info)
+            if part is UNCACHEABLE:
+                return UNCACHEABLE
+            parts.append(part)
+        return tuple(parts)
+
+    def keep(self, state: CycleState, name: str) -> tuple[Any, ...]:
+        return tuple(plugin.keep(state, name) for plugin in self.plugins)
+
+    def lend(self, state: CycleState) -> None:
+        """Let each non-local plugin look up what it kept for a node whose verdict was reused.
+
+        Called once per cycle: a plugin asks only for the node it reserves,
+        not for every feasible node.
+        """
+        table = self.table
+        for index, plugin in enumerate(self.plugins):
+
+            def kept(name: str, index: int = index) -> Any:
+                entry = table.get(name)
+                return entry.kept[index] if entry is not None and entry.kept else None
+
+            plugin.recall(state, kept)
+
+
+class EquivalenceCache:
+    """A bounded, least-recently-used map from equivalence class to its per-node table."""
+
+    def __init__(self, *, max_classes: int = DEFAULT_MAX_CLASSES) -> None:
+        self.max_classes = max_classes
+        self._tables: OrderedDict[Hashable, dict[str, Entry]] = OrderedDict()
+        self.hits = 0  # verdicts reused (the cycle counts them)
+        self.misses = 0  # verdicts the plugins computed
+
+    def table(self, key: Hashable) -> dict[str, Entry]:
+        table = self._tables.get(key)
+        if table is None:
+            table = {}
+            self._tables[key] = table
+            if len(self._tables) > self.max_classes:
+                self._tables.popitem(last=False)
+        else:
+            self._tables.move_to_end(key)
+        return table
+
+    def __len__(self) -> int:
+        return len(self._tables)
+
+
+def class_plan(
+    cache: EquivalenceCache,
+    state: CycleState,
+    filter_plugins: Sequence[Any],
+    node_local: frozenset[str],
+) -> ClassPlan | None:
+    """This cycle's plan, or None when some active Filter plugin cannot name an equivalence key."""
+    signature = state.pod_signature
+    if signature is None:
+        return None
+    skipped = state.skip_filter_plugins
+    keys: list[Hashable] = []
+    plugins: list[Any] = []
+    for plugin in filter_plugins:
+        if plugin.name in skipped or plugin.name in node_local:
+            continue
+        equivalence_key = getattr(plugin, "equivalence_key", None)
+        if equivalence_key is None:
+            return None
+        key = equivalence_key(state)
+        if key is None:
+            return None
+        keys.append((plugin.name, key))
+        plugins.append(plugin)
+    table = cache.table((signature, frozenset(skipped), tuple(keys)))
+    return ClassPlan(cache, table, plugins)
