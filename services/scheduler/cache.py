@@ -193,8 +193,8 @@ class SchedulerCache:
                 else:
                     position = next((i for i, info in enumerate(infos) if info.name == name), None)
                 if position is not None:
-                    infos[position] = current.clone()
-            snapshot._replace(infos, self._latest_generation)
+                    snapshot._put(position, current.clone())
+            snapshot.generation = self._latest_generation
         self._dirty.clear()
         self._node_set_changed = False
         self._last_snapshot = snapshot

@@ -199,9 +199,12 @@ class SchedulingAlgorithm:
         table = plan.table
         run_filter = self.profile.run_filter
         non_local = bool(plan.plugins)
+        known = plan.dependencies
         if non_local:
             plan.lend(state)
         feasible: list[NodeInfo] = []
+        entries: list[Entry | None] = []  # the feasible nodes' entries, for their Score rows
+        plan.feasible = (feasible, entries)
         node_to_status = diagnosis.node_to_status
         processed = misses = 0
         num_all = len(nodes)
@@ -209,25 +212,39 @@ class SchedulingAlgorithm:
             info = nodes[(start + i) % num_all]
             processed += 1
             name = info.name
-            dependency = plan.dependency(state, info) if non_local else None
             entry = table.get(name)
-            if (
-                entry is not None
-                and entry.generation == info.generation
-                and entry.node is info.node
-                and entry.dependency == dependency
-            ):
-                status = entry.verdict
+            if entry is not None and entry.generation == info.generation and entry.node is info.node:
+                if not non_local:
+                    dependency = None
+                elif known is not None:
+                    dependency = known.get(name, UNCACHEABLE)
+                else:
+                    dependency = plan.dependency(state, info)
+                if dependency is not UNCACHEABLE and entry.dependency == dependency:
+                    status = entry.verdict
+                    if status is None or status.code == Code.SUCCESS:
+                        feasible.append(info)
+                        entries.append(entry)
+                        if len(feasible) >= to_find:
+                            break
+                        continue
+                    node_to_status[name] = status
+                    diagnosis.add_plugin_status(status)
+                    continue
+            misses += 1
+            # The plugin learns what the node's dependency is now (before Filter, which may depend on it).
+            dependency = plan.dependency(state, info) if non_local else None
+            status = run_filter(state, pod, info)
+            if status is not None and status.code == Code.ERROR:
+                raise status.as_error()
+            if dependency is UNCACHEABLE:
+                entry = None
             else:
-                misses += 1
-                status = run_filter(state, pod, info)
-                if status is not None and status.code == Code.ERROR:
-                    raise status.as_error()
-                if dependency is not UNCACHEABLE:
-                    kept = plan.keep(state, name) if status is None and non_local else ()
-                    table[name] = Entry(info.generation, info.node, dependency, status, kept)
+                kept = plan.keep(state, name) if status is None and non_local else ()
+                entry = table[name] = Entry(info.generation, info.node, dependency, status, kept)
             if status is None or status.code == Code.SUCCESS:
                 feasible.append(info)
+                entries.append(entry)
                 if len(feasible) >= to_find:
                     break
                 continue

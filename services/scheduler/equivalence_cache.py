@@ -72,12 +72,22 @@ class Entry:
 class ClassPlan:
     """How one cycle uses the cache: its class's table and the non-local plugins' hooks."""
 
-    __slots__ = ("cache", "plugins", "table")
+    __slots__ = ("cache", "dependencies", "feasible", "plugins", "table")
 
-    def __init__(self, cache: EquivalenceCache, table: dict[str, Entry], plugins: Sequence[Any]) -> None:
+    def __init__(
+        self, cache: EquivalenceCache, table: dict[str, Entry], plugins: Sequence[Any], state: CycleState
+    ) -> None:
         self.cache = cache
         self.table = table
         self.plugins = tuple(plugins)  # non-local Filter plugins with node_dependency/keep/recall
+        # Per node, its dependency as ``dependency`` would compute it, for a node whose object has not
+        # changed since its entry was computed; None: call ``dependency``.
+        self.dependencies: Mapping[str, Hashable] | None = None
+        if len(self.plugins) == 1:
+            known = getattr(self.plugins[0], "node_dependencies", None)
+            self.dependencies = known(state) if known is not None else None
+        # The feasible nodes the cycle found and their entries (None: not remembered), index by index.
+        self.feasible: tuple[list[NodeInfo], list[Entry | None]] = ([], [])
 
     def dependency(self, state: CycleState, info: NodeInfo) -> Hashable:
         """What the non-local plugins' verdicts on this node depend on, or ``UNCACHEABLE``."""
@@ -162,4 +172,4 @@ def class_plan(
         keys.append((plugin.name, key))
         plugins.append(plugin)
     table = cache.table((signature, frozenset(skipped), tuple(keys)))
-    return ClassPlan(cache, table, plugins)
+    return ClassPlan(cache, table, plugins, state)

@@ -137,6 +137,11 @@ class Snapshot:
     def __len__(self) -> int:
         return len(self._list)
 
+    def _put(self, position: int, info: NodeInfo) -> None:
+        """Replace the NodeInfo at ``position`` by a newer one of the same node (``info.node`` is set)."""
+        self._list[position] = info
+        self._by_name[info.name] = info
+
     def _replace(self, node_infos: list[NodeInfo], generation: int) -> None:
         self._list = [n for n in node_infos if n.node is not None]
         self._by_name = {n.name: n for n in self._list}

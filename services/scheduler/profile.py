@@ -9,6 +9,7 @@ before DefaultPreemption) restricted to the plugins draplane has.
 
 from __future__ import annotations
 
+import itertools
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -335,17 +336,15 @@ class Profile:
         group = ",".join(p.name for p in local)
         memo = self.score_memo
         plan: ClassPlan | None = state.get(_CLASS_PLAN_KEY)
-        table = plan.table if plan is not None else {}
+        # The entries the Filter loop validated for exactly these nodes, if it was that loop that found them.
+        entries = plan.feasible[1] if plan is not None and plan.feasible[0] is nodes else itertools.repeat(None)
         rows: list[tuple[int, ...]] = []
-        for info in nodes:
-            entry = table.get(info.name)
-            if entry is not None and entry.generation == info.generation and entry.node is info.node:
+        for info, entry in zip(nodes, entries, strict=False):
+            if entry is not None:
                 row = entry.row
                 if row is not None and row[0] == group:
                     rows.append(row[1])
                     continue
-            else:
-                entry = None
             values = memo.get(group, signature, info)
             if values is MISSING:
                 computed: list[int] = []

@@ -14,7 +14,7 @@ informer version at least as new as an assumed one replaces it (kube's
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from services.scheduler.dra.resourceclaim import allocation, claim_key
@@ -69,6 +69,7 @@ class ClaimAssumeCache:
         self._devices_of: dict[str, frozenset[DeviceID]] = {}
         self._counts: Counter[DeviceID] = Counter()
         self._pool_generations: dict[tuple[str, str], int] = {}  # (driver, pool) -> changes of its usage
+        self._pool_listeners: list[Callable[[tuple[str, str]], None]] = []
 
     # ------------------------------------------------------------- reads
 
@@ -99,6 +100,10 @@ class ClaimAssumeCache:
     def pool_generations(self) -> Mapping[tuple[str, str], int]:
         """All pools' generations (read-only; absent means 0), for callers that look up many."""
         return self._pool_generations
+
+    def on_pool_change(self, listener: Callable[[tuple[str, str]], None]) -> None:
+        """Call ``listener((driver, pool))`` whenever a pool's generation moves."""
+        self._pool_listeners.append(listener)
 
     def is_assumed(self, namespace: str, name: str) -> bool:
         return f"{namespace}/{name}" in self._assumed
@@ -194,5 +199,7 @@ class ClaimAssumeCache:
         generations = self._pool_generations
         for driver, pool, _ in old ^ new:
             generations[(driver, pool)] = generations.get((driver, pool), 0) + 1
+            for listener in self._pool_listeners:
+                listener((driver, pool))
         if new:
             self._devices_of[key] = new

@@ -35,6 +35,7 @@ from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, 
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.node_usage import NodeUsage
 from services.scheduler.dra.resourceclaim import (
     FINALIZER,
     POD_SCHEDULING_NODE_LIST_MAX_SIZE,
@@ -171,6 +172,8 @@ class DynamicResources:
         self._indexing_pods = False  # the index is complete only when every pod change comes through observe
         # node name -> (node object, its identity, (driver, pool) of the pools it reaches or None) for the index
         self._node_pools: dict[str, tuple[Mapping[str, Any], Any, tuple[tuple[str, str], ...] | None]] = {}
+        self._usage = NodeUsage()  # per node, the usage version of the pools it reaches (equivalence classes)
+        self.claims.on_pool_change(self._usage.pool_changed)
 
     # ------------------------------------------------------------ informers
 
@@ -210,6 +213,7 @@ class DynamicResources:
             self._slice_index = SliceIndex(self.slices.list())
             self._slice_index_version = version
             self._node_pools.clear()
+            self._usage.clear()
         return self._slice_index
 
     # -------------------------------------------------------------- events
@@ -578,19 +582,25 @@ class DynamicResources:
         return s.memo_prefix
 
     def node_dependency(self, state: CycleState, node_info: NodeInfo) -> Hashable:
-        """The usage generations of the pools the node reaches (its labels count through the node object)."""
+        """The usage version of the pools the node reaches (``dra/node_usage``; its labels count through the node).
+
+        ``UNCACHEABLE`` when its pools cannot be read (the allocator reports why).
+        """
         node = node_info.node
         known = self._node_pools.get(node_info.name)
         if known is None or known[0] is not node:
             assert node is not None
-            known = self._learn_node_pools(node_info.name, node)
-        pools = known[2]
-        if pools is None:
-            return UNCACHEABLE
-        generations = self._pool_generations
-        if len(pools) == 1:
-            return generations.get(pools[0], 0)
-        return tuple([generations.get(pool, 0) for pool in pools])
+            self._learn_node_pools(node_info.name, node)
+        return self._usage.versions.get(node_info.name, UNCACHEABLE)
+
+    def node_dependencies(self, state: CycleState) -> Mapping[str, Hashable]:
+        """``node_dependency`` of every node whose pools were learned from the node object it has now.
+
+        The equivalence cache reads it only for an entry computed for the
+        node's current object, so a node relabelled since is never looked up
+        here before ``node_dependency`` learned its pools again.
+        """
+        return self._usage.versions
 
     def keep(self, state: CycleState, node_name: str) -> Any:
         """What Filter recorded for a node that fits: its allocation, for Reserve."""
@@ -613,6 +623,7 @@ class DynamicResources:
             pools = None  # the allocator reports it
         known = (node, node_identity(node), pools)
         self._node_pools[name] = known
+        self._usage.learn(name, pools)
         return known
 
     def _allocate(
