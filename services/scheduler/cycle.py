@@ -197,6 +197,8 @@ class SchedulingAlgorithm:
         entry is not current run it (see ``equivalence_cache``).
         """
         table = plan.table
+        if len(table) > 2 * len(nodes) + 64:
+            plan.prune({info.name for info in nodes})  # nodes that went away (a long-lived class)
         run_filter = self.profile.run_filter
         non_local = bool(plan.plugins)
         known = plan.dependencies

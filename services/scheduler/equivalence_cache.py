@@ -104,6 +104,11 @@ class ClassPlan:
             parts.append(part)
         return tuple(parts)
 
+    def prune(self, names: set[str]) -> None:
+        """Drop the entries of nodes not in ``names``."""
+        for name in [n for n in self.table if n not in names]:
+            del self.table[name]
+
     def keep(self, state: CycleState, name: str) -> tuple[Any, ...]:
         return tuple(plugin.keep(state, name) for plugin in self.plugins)
 

@@ -254,3 +254,28 @@ def test_a_run_of_identical_pods_reuses_verdicts_and_still_fills_every_device() 
         assert len(set(used)) == devices
 
     asyncio.run(run())
+
+
+def test_entries_of_nodes_that_went_away_are_dropped() -> None:
+    async def run() -> None:
+        w = World()
+        nodes = [make_node(f"m{i}") for i in range(80)]
+        for n in nodes:
+            w.apply(Resource.NODE, None, n)
+        profile = w.core.profiles["default-scheduler"]
+
+        async def schedule(name: str) -> None:
+            w.create_pod(make_pod(name, uid=f"uid-{name}", requests={"cpu": "1"}))
+            attempt = await w.core.schedule_one()
+            assert attempt is not None and attempt.succeeded
+            assert (await w.core.bind(attempt)).succeeded
+
+        await schedule("first")
+        tables = list(profile.equivalence._tables.values())
+        assert len(tables) == 1 and len(tables[0]) == 80
+        for n in nodes[1:]:
+            w.apply(Resource.NODE, n, None)
+        await schedule("second")
+        assert set(tables[0]) == {"m0"}
+
+    asyncio.run(run())
