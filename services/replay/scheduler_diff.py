@@ -30,7 +30,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from services.scheduler import decisions
+from services.scheduler import decisions, rejections
 
 Point = tuple[str, int]  # ("offset", n) or ("time", ms); see selection.parse_point
 ASPECTS = ("result", "node", "allocation", "rejections")
@@ -147,7 +147,9 @@ class AttemptView:
     result: str
     node: str = ""
     allocation: Mapping[str, tuple[Device, ...]] = field(default_factory=dict)  # claim -> devices
-    rejections: Mapping[str, str] = field(default_factory=dict)  # node -> rejecting plugin
+    # node -> rejecting plugin; None: the record does not say (a scheduled attempt recorded before
+    # scheduled attempts listed the nodes Filter passed over)
+    rejections: Mapping[str, str] | None = field(default_factory=dict)
     message: str = ""
 
     def to_json(self) -> dict[str, Any]:
@@ -190,12 +192,14 @@ def view(record: Mapping[str, Any]) -> AttemptView:
         node = str(record.get("node") or (record.get("binding") or {}).get("node") or "")
         published = ((record.get("plugins") or {}).get(DRA_PLUGIN) or {}).get("allocations") or {}
         allocation = {str(claim): devices(alloc) for claim, alloc in sorted(published.items())}
-    rejections = {
-        str(node_name): str((rejection or {}).get("plugin") or "")
-        for node_name, rejection in sorted((record.get("rejections") or {}).items())
+    rejected: dict[str, str] | None = {
+        node_name: str(rejection.get("plugin") or "")
+        for node_name, rejection in sorted(rejections.by_node(record).items())
     }
+    if result == decisions.RESULT_SCHEDULED and not rejections.listed(record):
+        rejected = None
     message = "" if result == decisions.RESULT_SCHEDULED else str(record.get("message") or "")
-    return AttemptView(result, node, allocation, rejections, message)
+    return AttemptView(result, node, allocation, rejected, message)
 
 
 def compare(recorded: AttemptView, replayed: AttemptView) -> tuple[str, ...]:
@@ -207,6 +211,10 @@ def compare(recorded: AttemptView, replayed: AttemptView) -> tuple[str, ...]:
         differ.append("node")
     if dict(recorded.allocation) != dict(replayed.allocation):
         differ.append("allocation")
-    if dict(recorded.rejections) != dict(replayed.rejections):
+    if (
+        recorded.rejections is not None
+        and replayed.rejections is not None
+        and dict(recorded.rejections) != dict(replayed.rejections)
+    ):
         differ.append("rejections")
     return tuple(differ)

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.scheduler import rejections
 from services.scheduler.cache import SchedulerCache
 from services.scheduler.equivalence_cache import UNCACHEABLE, ClassPlan, Entry
 from services.scheduler.framework import CycleState, Diagnosis, Pod
@@ -68,6 +69,7 @@ class ScheduleResult:
     names: list[str] = field(default_factory=list)
     totals: list[int] = field(default_factory=list)
     plugin_scores: dict[str, list[int]] = field(default_factory=dict)
+    rejections: Mapping[str, Status] = field(default_factory=dict)  # the nodes Filter passed over, and why
 
 
 def num_feasible_nodes_to_find(percentage: int | None, num_all_nodes: int) -> int:
@@ -105,7 +107,7 @@ class SchedulingAlgorithm:
             raise FitError(pod, snapshot.num_nodes(), diagnosis)
         evaluated = len(feasible) + len(diagnosis.node_to_status)
         if len(feasible) == 1:
-            return ScheduleResult(feasible[0].name, evaluated, 1)
+            return ScheduleResult(feasible[0].name, evaluated, 1, rejections=diagnosis.node_to_status)
         status = self.profile.run_pre_score(state, pod, feasible)
         if status is not None and not status.is_success():
             raise status.as_error()
@@ -114,7 +116,7 @@ class SchedulingAlgorithm:
             raise status.as_error()
         names = [info.name for info in feasible]
         best = select_host(names, totals)
-        return ScheduleResult(best, evaluated, len(feasible), names, totals, per_plugin)
+        return ScheduleResult(best, evaluated, len(feasible), names, totals, per_plugin, diagnosis.node_to_status)
 
     def find_nodes_that_fit_pod(
         self, state: CycleState, pod: Pod, snapshot: Snapshot
@@ -359,7 +361,8 @@ async def run_scheduling_cycle(
 def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dict[str, Any]:
     """A JSON-ready record of one attempt for the ``decisions`` topic.
 
-    It lists, per node, the plugin that rejected the pod and its reasons, the
+    It lists, per node, the plugin that rejected the pod and its reasons (for a
+    scheduled pod: on the nodes Filter passed over before it found enough), the
     chosen node with its scores (and those of the runners-up, at most
     ``DECISION_SCORED_NODES`` nodes), and whatever plugins published under the
     ``decision/`` cycle-state keys (DynamicResources publishes the allocation).
@@ -384,6 +387,7 @@ def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dic
             record["pluginScores"] = {
                 plugin: {result.names[i]: scores[i] for i in best} for plugin, scores in result.plugin_scores.items()
             }
+            record[rejections.KEY] = rejections.encode(result.rejections)
     elif outcome.status is not None and outcome.status.code == Code.SKIP:
         record["result"] = "skipped"
     else:
@@ -391,10 +395,7 @@ def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dic
         record["message"] = outcome.message()
     if outcome.fit_error is not None:
         diag = outcome.fit_error.diagnosis
-        record["rejections"] = {
-            node: {"plugin": status.plugin, "code": str(status.code), "reasons": list(status.reasons)}
-            for node, status in sorted(diag.node_to_status.items())
-        }
+        record[rejections.KEY] = rejections.encode(diag.node_to_status)
         record["unschedulablePlugins"] = sorted(diag.unschedulable_plugins)
         record["pendingPlugins"] = sorted(diag.pending_plugins)
         if diag.pre_filter_msg:

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from services.scheduler import rejections
+
 RESULT_WORDS = {
     "scheduled": "Scheduled",
     "unschedulable": "Unschedulable",
@@ -25,18 +27,6 @@ def _nodes(names: Sequence[str], max_nodes: int | None) -> str:
     if max_nodes is None or len(names) <= max_nodes:
         return ", ".join(names)
     return ", ".join(names[:max_nodes]) + f", … and {len(names) - max_nodes} more"
-
-
-def rejection_groups(rejections: Mapping[str, Any]) -> list[tuple[str, str, str, list[str]]]:
-    """(plugin, code, reason text, nodes) per distinct rejection, largest group first."""
-    groups: dict[tuple[str, str, str], list[str]] = {}
-    for node, rejection in rejections.items():
-        plugin = str(rejection.get("plugin") or "-")
-        code = str(rejection.get("code") or "")
-        reasons = ", ".join(str(r) for r in rejection.get("reasons") or ()) or "(no reason given)"
-        groups.setdefault((plugin, code, reasons), []).append(str(node))
-    ordered = sorted(groups.items(), key=lambda item: (-len(item[1]), item[0]))
-    return [(plugin, code, reasons, sorted(nodes)) for (plugin, code, reasons), nodes in ordered]
 
 
 def _device_lines(allocation: Mapping[str, Any]) -> list[str]:
@@ -62,10 +52,10 @@ def render_attempt(record: Mapping[str, Any], *, max_nodes: int | None = 10) -> 
     message = record.get("message")
     if message:
         lines.append(f"  message: {message}")
-    rejections = record.get("rejections") or {}
-    if rejections:
-        lines.append(f"  rejected on {len(rejections)} node(s):")
-        for plugin, code, reasons, nodes in rejection_groups(rejections):
+    grouped = rejections.groups(record)
+    if grouped:
+        lines.append(f"  rejected on {sum(len(nodes) for *_, nodes in grouped)} node(s):")
+        for plugin, code, reasons, nodes in grouped:
             lines.append(f"    {plugin} ({code}): {reasons}")
             lines.append(f"      {len(nodes)} node(s): {_nodes(nodes, max_nodes)}")
     pending = record.get("pendingPlugins") or ()

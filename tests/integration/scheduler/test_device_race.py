@@ -6,6 +6,7 @@ import asyncio
 
 from scheduler_scenario import NS, RG, claim, device_class, eventually, pod, running_stack
 
+from services.scheduler import rejections
 from services.scheduler.queue import UNSCHEDULABLE_PODS
 from tests.conftest import BusUrl
 
@@ -31,7 +32,7 @@ async def test_two_pods_race_for_the_last_device(bus_url: BusUrl) -> None:
         assert stack.node_of(loser) is None
         (lost,) = await stack.decisions(loser)
         assert lost.record["result"] == "unschedulable"
-        assert lost.record["rejections"]["node-1"]["reasons"] == ["cannot allocate all claims"]
+        assert rejections.by_node(lost.record)["node-1"]["reasons"] == ["cannot allocate all claims"]
         assert lost.record["message"].startswith("0/1 nodes are available: 1 cannot allocate all claims.")
 
         winner_claim = "claim-a" if winner == "racer-a" else "claim-b"

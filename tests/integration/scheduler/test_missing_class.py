@@ -6,6 +6,7 @@ import time
 
 from scheduler_scenario import RG, claim, device_class, eventually, pod, running_stack
 
+from services.scheduler import rejections
 from services.scheduler.queue import UNSCHEDULABLE_PODS
 from tests.conftest import BusUrl
 
@@ -69,7 +70,7 @@ async def test_pod_waits_for_its_device_class_without_retries_and_binds_within_a
             (2, "scheduled"),
         ]
         assert decisions[0].record["message"] == MISSING_CLASS_MESSAGE
-        assert decisions[0].record["rejections"]["node-1"] == {
+        assert rejections.by_node(decisions[0].record)["node-1"] == {
             "plugin": "DynamicResources",
             "code": "UnschedulableAndUnresolvable",
             "reasons": ["request gpu: device class gpu.example.com does not exist"],

@@ -29,12 +29,28 @@ def allocation(*devices: tuple[str, str], admin: bool = False) -> dict[str, Any]
     return {"devices": {"results": results}, "nodeSelector": {"nodeSelectorTerms": []}}
 
 
-def scheduled(node: str = "node-1", **claims: dict[str, Any]) -> dict[str, Any]:
+def scheduled(
+    node: str = "node-1", *, passed_over: dict[str, str] | None = None, **claims: dict[str, Any]
+) -> dict[str, Any]:
     record: dict[str, Any] = {"pod": "default/a", "uid": "u-a", "attempt": 1, "result": "scheduled", "node": node}
+    record["rejected"] = grouped(passed_over or {})
     if claims:
         allocations = {f"default/{name}": alloc for name, alloc in claims.items()}
         record["plugins"] = {"DynamicResources": {"node": node, "allocations": allocations}}
     return record
+
+
+def grouped(plugin_of: dict[str, str]) -> list[dict[str, Any]]:
+    """The record form: one group per plugin (one reason each here)."""
+    return [
+        {
+            "plugin": p,
+            "code": "Unschedulable",
+            "reasons": ["x"],
+            "nodes": sorted(n for n in plugin_of if plugin_of[n] == p),
+        }
+        for p in sorted(set(plugin_of.values()))
+    ]
 
 
 def unschedulable(**rejections: str) -> dict[str, Any]:
@@ -44,10 +60,19 @@ def unschedulable(**rejections: str) -> dict[str, Any]:
         "attempt": 1,
         "result": "unschedulable",
         "message": "0/2 nodes are available",
-        "rejections": {
-            node: {"plugin": plugin, "code": "Unschedulable", "reasons": ["x"]} for node, plugin in rejections.items()
-        },
+        "rejected": grouped(rejections),
     }
+
+
+def per_node(record: dict[str, Any]) -> dict[str, Any]:
+    """The same record as written before rejections were grouped (one entry per node)."""
+    old = {key: value for key, value in record.items() if key != "rejected"}
+    old["rejections"] = {
+        node: {"plugin": group["plugin"], "code": group["code"], "reasons": group["reasons"]}
+        for group in record.get("rejected", [])
+        for node in group["nodes"]
+    }
+    return old
 
 
 def test_a_scheduled_record_shows_node_and_devices_per_claim() -> None:
@@ -124,6 +149,24 @@ def test_a_failed_binding_still_scheduled_in_its_cycle() -> None:
             {**unschedulable(**{"node-1": "DynamicResources"}), "message": "worded otherwise"},
             (),
             id="messages are not compared",
+        ),
+        pytest.param(
+            scheduled("node-2", passed_over={"node-1": "DynamicResources"}),
+            scheduled("node-2", passed_over={"node-1": "NodeResourcesFit"}),
+            ("rejections",),
+            id="a node passed over for another reason",
+        ),
+        pytest.param(
+            per_node(unschedulable(**{"node-1": "DynamicResources", "node-2": "NodeResourcesFit"})),
+            unschedulable(**{"node-1": "DynamicResources", "node-2": "NodeResourcesFit"}),
+            (),
+            id="a record with one entry per node against the grouped form",
+        ),
+        pytest.param(
+            {key: value for key, value in scheduled("node-2").items() if key != "rejected"},
+            scheduled("node-2", passed_over={"node-1": "DynamicResources"}),
+            (),
+            id="a scheduled record made before they listed passed-over nodes",
         ),
         pytest.param(
             {"pod": "default/a", "result": "error", "message": "boom"},

@@ -88,6 +88,15 @@ async def test_success_picks_least_allocated_node_and_assumes_pod() -> None:
     assert record["result"] == "scheduled" and record["node"] == "n2"
     assert record["scores"]["n2"] > record["scores"]["n1"]
     assert set(record["pluginScores"]) == {"TaintToleration", "NodeResourcesFit", "NodeResourcesBalancedAllocation"}
+    # Why not n3: the node Filter passed over, as a failed attempt would list it.
+    assert record["rejected"] == [
+        {
+            "plugin": "TaintToleration",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["node(s) had untolerated taint {k: }"],
+            "nodes": ["n3"],
+        }
+    ]
 
 
 async def test_no_nodes() -> None:
@@ -273,13 +282,14 @@ async def test_decision_record_of_a_failure() -> None:
     outcome.state.write("decision/DynamicResources", {"note": "x"})
     record = decision_record(outcome, attempt=3, profile="default-scheduler")
     assert record["result"] == "unschedulable" and record["attempt"] == 3
-    assert record["rejections"] == {
-        "a": {
+    assert record["rejected"] == [
+        {
             "plugin": "TaintToleration",
             "code": "UnschedulableAndUnresolvable",
             "reasons": ["node(s) had untolerated taint {k: v}"],
+            "nodes": ["a"],
         }
-    }
+    ]
     assert record["unschedulablePlugins"] == ["TaintToleration"]
     assert record["postFilterMessage"].startswith("preemption: ")
     assert record["plugins"] == {"DynamicResources": {"note": "x"}}

@@ -6,10 +6,11 @@ from datetime import UTC, datetime
 
 import pytest
 
-from services.scheduler import decisions
-from services.scheduler.explain import rejection_groups, render_pod
+from services.scheduler import decisions, rejections
+from services.scheduler.explain import render_pod
 from services.scheduler.pod_condition import condition_patch
 from services.scheduler.service import NOTE_LENGTH_LIMIT, truncate_message, visible_pod
+from services.scheduler.status import Code, new_status
 from topics.envelope import MalformedRecord
 
 NOW = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
@@ -95,6 +96,19 @@ UNSCHEDULABLE = {
     "time": "2026-01-02T03:04:05.000Z",
     "result": "unschedulable",
     "message": "0/3 nodes are available: 1 Insufficient cpu, 2 cannot allocate all claims. still not schedulable",
+    "rejected": [
+        {
+            "plugin": "DynamicResources",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["cannot allocate all claims"],
+            "nodes": ["n2", "n3"],
+        },
+        {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": ["Insufficient cpu"], "nodes": ["n1"]},
+    ],
+}
+# The same attempt as records made before the grouped form had it: one entry per node.
+UNSCHEDULABLE_PER_NODE = {
+    **{k: v for k, v in UNSCHEDULABLE.items() if k != "rejected"},
     "rejections": {
         "n1": {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": ["Insufficient cpu"]},
         "n2": {
@@ -118,6 +132,9 @@ SCHEDULED = {
     "node": "n2",
     "evaluatedNodes": 3,
     "feasibleNodes": 2,
+    "rejected": [
+        {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": ["Insufficient cpu"], "nodes": ["n1"]}
+    ],
     "scores": {"n2": 300, "n3": 250},
     "plugins": {
         "DynamicResources": {
@@ -135,11 +152,34 @@ SCHEDULED = {
 }
 
 
-def test_rejections_are_grouped_by_plugin_and_reason_largest_first() -> None:
-    assert rejection_groups(UNSCHEDULABLE["rejections"]) == [  # type: ignore[arg-type]
+def test_rejections_are_grouped_by_plugin_and_reason_largest_first_in_either_form() -> None:
+    expected = [
         ("DynamicResources", "UnschedulableAndUnresolvable", "cannot allocate all claims", ["n2", "n3"]),
         ("NodeResourcesFit", "Unschedulable", "Insufficient cpu", ["n1"]),
     ]
+    assert rejections.groups(UNSCHEDULABLE) == expected
+    assert rejections.groups(UNSCHEDULABLE_PER_NODE) == expected
+    assert rejections.by_node(UNSCHEDULABLE) == rejections.by_node(UNSCHEDULABLE_PER_NODE)
+    assert rejections.by_node({"result": "scheduled"}) == {} and not rejections.listed({"result": "scheduled"})
+
+
+def test_a_cycles_statuses_become_one_group_per_verdict() -> None:
+    full = new_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims").with_plugin("DynamicResources")
+    same_again = new_status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, "cannot allocate all claims").with_plugin(
+        "DynamicResources"
+    )
+    cpu = new_status(Code.UNSCHEDULABLE, "Insufficient cpu").with_plugin("NodeResourcesFit")
+    encoded = rejections.encode({"n4": full, "n1": cpu, "n2": full, "n3": same_again})
+    assert encoded == [
+        {
+            "plugin": "DynamicResources",
+            "code": "UnschedulableAndUnresolvable",
+            "reasons": ["cannot allocate all claims"],
+            "nodes": ["n2", "n3", "n4"],
+        },
+        {"plugin": "NodeResourcesFit", "code": "Unschedulable", "reasons": ["Insufficient cpu"], "nodes": ["n1"]},
+    ]
+    assert rejections.encode({}) == []
 
 
 def test_explain_renders_every_attempt_for_a_person() -> None:
@@ -155,6 +195,9 @@ def test_explain_renders_every_attempt_for_a_person() -> None:
         "      1 node(s): n1\n"
         "\n"
         "Attempt 2  2026-01-02T03:04:07.000Z  Scheduled → n2 (bound)\n"
+        "  rejected on 1 node(s):\n"
+        "    NodeResourcesFit (Unschedulable): Insufficient cpu\n"
+        "      1 node(s): n1\n"
         "  nodes: 3 evaluated, 2 feasible\n"
         "  score of n2: 300 (best: n2=300, n3=250)\n"
         "  allocation:\n"
@@ -164,8 +207,8 @@ def test_explain_renders_every_attempt_for_a_person() -> None:
 
 
 def test_explain_shortens_long_node_lists_unless_asked() -> None:
-    many = {f"node-{i:02d}": {"plugin": "P", "code": "Unschedulable", "reasons": ["r"]} for i in range(25)}
-    record = {**UNSCHEDULABLE, "rejections": many}
+    many = [{"plugin": "P", "code": "Unschedulable", "reasons": ["r"], "nodes": [f"node-{i:02d}" for i in range(25)]}]
+    record = {**UNSCHEDULABLE, "rejected": many}
     assert "node-09, … and 15 more" in render_pod("default/train", [record])
     assert "node-24" in render_pod("default/train", [record], max_nodes=None)
     assert render_pod("default/x", []) == "No scheduling attempts recorded for pod default/x.\n"
