@@ -208,7 +208,8 @@ class SchedulingAlgorithm:
             plan.lend(state)
         feasible: list[NodeInfo] = []
         entries: list[Entry | None] = []  # the feasible nodes' entries, for their Score rows
-        plan.feasible = (feasible, entries)
+        rows: list[tuple[int, ...] | None] = []
+        plan.feasible = (feasible, entries, rows)
         node_to_status = diagnosis.node_to_status
         processed = misses = 0
         num_all = len(nodes)
@@ -229,6 +230,7 @@ class SchedulingAlgorithm:
                     if status is None or status.code == Code.SUCCESS:
                         feasible.append(info)
                         entries.append(entry)
+                        rows.append(entry.row)
                         if len(feasible) >= to_find:
                             break
                         continue
@@ -249,6 +251,7 @@ class SchedulingAlgorithm:
             if status is None or status.code == Code.SUCCESS:
                 feasible.append(info)
                 entries.append(entry)
+                rows.append(None)
                 if len(feasible) >= to_find:
                     break
                 continue

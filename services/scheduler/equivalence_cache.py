@@ -62,11 +62,28 @@ class Entry:
         self.dependency = dependency
         self.verdict = verdict  # the Filter chain's status (None: the node fits)
         self.kept = kept  # per non-local plugin: what it recorded for the node (only for a fit)
-        self.row: tuple[str, tuple[int, ...]] | None = None  # (score plugin group, raw scores)
+        self.row: tuple[int, ...] | None = None  # raw scores of the table's score group
 
     def current(self, info: NodeInfo) -> bool:
         """Whether this entry was computed for this very version of the node (dependency aside)."""
         return self.generation == info.generation and self.node is info.node
+
+
+class ClassTable(dict[str, Entry]):
+    """One class's entries by node name, and which node-local Score plugins their rows hold."""
+
+    __slots__ = ("score_group",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.score_group = ""
+
+    def use_score_group(self, group: str) -> None:
+        """Rows are for ``group`` from now on (forgetting rows of another group)."""
+        if group != self.score_group:
+            for entry in self.values():
+                entry.row = None
+            self.score_group = group
 
 
 class ClassPlan:
@@ -75,7 +92,7 @@ class ClassPlan:
     __slots__ = ("cache", "dependencies", "feasible", "plugins", "table")
 
     def __init__(
-        self, cache: EquivalenceCache, table: dict[str, Entry], plugins: Sequence[Any], state: CycleState
+        self, cache: EquivalenceCache, table: ClassTable, plugins: Sequence[Any], state: CycleState
     ) -> None:
         self.cache = cache
         self.table = table
@@ -86,8 +103,9 @@ class ClassPlan:
         if len(self.plugins) == 1:
             known = getattr(self.plugins[0], "node_dependencies", None)
             self.dependencies = known(state) if known is not None else None
-        # The feasible nodes the cycle found and their entries (None: not remembered), index by index.
-        self.feasible: tuple[list[NodeInfo], list[Entry | None]] = ([], [])
+        # The feasible nodes the cycle found, their entries (None: not remembered) and their rows
+        # (None: not known yet), index by index.
+        self.feasible: tuple[list[NodeInfo], list[Entry | None], list[tuple[int, ...] | None]] = ([], [], [])
 
     def dependency(self, state: CycleState, info: NodeInfo) -> Hashable:
         """What the non-local plugins' verdicts on this node depend on, or ``UNCACHEABLE``."""
@@ -133,14 +151,14 @@ class EquivalenceCache:
 
     def __init__(self, *, max_classes: int = DEFAULT_MAX_CLASSES) -> None:
         self.max_classes = max_classes
-        self._tables: OrderedDict[Hashable, dict[str, Entry]] = OrderedDict()
+        self._tables: OrderedDict[Hashable, ClassTable] = OrderedDict()
         self.hits = 0  # verdicts reused (the cycle counts them)
         self.misses = 0  # verdicts the plugins computed
 
-    def table(self, key: Hashable) -> dict[str, Entry]:
+    def table(self, key: Hashable) -> ClassTable:
         table = self._tables.get(key)
         if table is None:
-            table = {}
+            table = ClassTable()
             self._tables[key] = table
             if len(self._tables) > self.max_classes:
                 self._tables.popitem(last=False)

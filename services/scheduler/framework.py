@@ -228,6 +228,17 @@ class Diagnosis:
             self.pending_plugins.add(status.plugin)
 
 
+def default_normalized(max_priority: int, reverse: bool, values: Sequence[int]) -> list[int]:
+    """``default_normalize_score`` of plain values, in their order (what the Profile runs for plugins
+    that declare ``default_normalize_reverse`` instead of building a NodeScore per node)."""
+    max_count = max(values, default=0)
+    if max_count == 0:
+        return [max_priority] * len(values) if reverse else list(values)
+    if reverse:
+        return [max_priority - max_priority * v // max_count for v in values]
+    return [max_priority * v // max_count for v in values]
+
+
 def default_normalize_score(max_priority: int, reverse: bool, scores: Iterable[NodeScore]) -> None:
     """Scale scores to [0, max_priority] by the highest one (helper.DefaultNormalizeScore)."""
     scores = list(scores)

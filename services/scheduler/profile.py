@@ -9,7 +9,6 @@ before DefaultPreemption) restricted to the plugins draplane has.
 
 from __future__ import annotations
 
-import itertools
 import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -34,6 +33,7 @@ from services.scheduler.framework import (
     PreScorePlugin,
     ReservePlugin,
     ScorePlugin,
+    default_normalized,
 )
 from services.scheduler.node_info import NodeInfo
 from services.scheduler.node_local_memo import MISSING, NodeLocalMemo, is_node_local
@@ -94,6 +94,12 @@ class Profile:
         self.node_local = frozenset(p.name for p in self.plugins if is_node_local(p)) if remember else frozenset()
         # isinstance against a runtime-checkable Protocol is slow: decide once.
         self._normalizes = frozenset(p.name for p in self.score_plugins if isinstance(p, NormalizeScorePlugin))
+        # Plugins whose normalize_score is the default normalization: run on plain values (same result).
+        self._default_normalize: dict[str, bool] = {}
+        for p in self.score_plugins:
+            reverse = getattr(p, "default_normalize_reverse", None)
+            if p.name in self._normalizes and reverse is not None:
+                self._default_normalize[p.name] = bool(reverse)
         self.filter_memo = NodeLocalMemo()
         self.score_memo = NodeLocalMemo()
         self.equivalence = EquivalenceCache()
@@ -277,7 +283,10 @@ class Profile:
                 values, failure = self._score_nodes(plugin, state, pod, nodes)
                 if failure is not None:
                     return [], {}, failure
-            if plugin.name in self._normalizes:
+            reverse = self._default_normalize.get(plugin.name)
+            if reverse is not None:
+                values = default_normalized(MAX_NODE_SCORE, reverse, values)
+            elif plugin.name in self._normalizes:
                 scores = [NodeScore(info.name, v) for info, v in zip(nodes, values, strict=True)]
                 status = plugin.normalize_score(state, pod, scores)  # type: ignore[attr-defined]
                 if status is not None and not status.is_success():
@@ -323,8 +332,9 @@ class Profile:
     ) -> dict[str, Sequence[int]]:
         """Raw scores of the node-local plugins, node by node, with one memo entry per node.
 
-        A node's row comes from its equivalence-cache entry when that is
-        current, else from the memo, else from the plugins. Any failure
+        A node's row comes from its equivalence-cache entry (collected by the
+        Filter loop, which validated the entry), else from the memo, else from
+        the plugins. Any failure
         returns nothing, so the caller recomputes plugin by plugin and reports
         the first failure exactly as without the memo.
         """
@@ -334,35 +344,56 @@ class Profile:
             return {}
         assert signature is not None
         group = ",".join(p.name for p in local)
-        memo = self.score_memo
         plan: ClassPlan | None = state.get(_CLASS_PLAN_KEY)
-        # The entries the Filter loop validated for exactly these nodes, if it was that loop that found them.
-        entries = plan.feasible[1] if plan is not None and plan.feasible[0] is nodes else itertools.repeat(None)
-        rows: list[tuple[int, ...]] = []
-        for info, entry in zip(nodes, entries, strict=False):
-            if entry is not None:
-                row = entry.row
-                if row is not None and row[0] == group:
-                    rows.append(row[1])
-                    continue
-            values = memo.get(group, signature, info)
-            if values is MISSING:
-                computed: list[int] = []
-                for plugin in local:
-                    try:
-                        value, status = plugin.score(state, pod, info)
-                    except Exception:
-                        return {}
-                    if status is not None and status.code != Code.SUCCESS:
-                        return {}
-                    computed.append(value)
-                values = tuple(computed)
-                memo.put(group, signature, info, values)
-            if entry is not None:
-                entry.row = (group, values)
-            rows.append(values)
-        columns = list(zip(*rows, strict=True)) if rows else [() for _ in local]
+        if plan is not None and plan.feasible[0] is nodes:
+            # The Filter loop found these nodes and collected the rows its entries remember.
+            _, entries, rows = plan.feasible
+            if plan.table.score_group != group:  # rows of other plugins (a class scored otherwise before)
+                plan.table.use_score_group(group)
+                rows[:] = [None] * len(rows)
+            if None in rows:
+                for index, row in enumerate(rows):
+                    if row is None:
+                        values = self._local_row(local, group, state, pod, nodes[index])
+                        if values is None:
+                            return {}
+                        rows[index] = values
+                        entry = entries[index]
+                        if entry is not None:
+                            entry.row = values
+            known: Sequence[tuple[int, ...] | None] = rows
+        else:
+            computed: list[tuple[int, ...] | None] = []
+            for info in nodes:
+                values = self._local_row(local, group, state, pod, info)
+                if values is None:
+                    return {}
+                computed.append(values)
+            known = computed
+        columns = list(zip(*known, strict=True)) if known else [() for _ in local]
         return {plugin.name: column for plugin, column in zip(local, columns, strict=True)}
+
+    def _local_row(
+        self, local: Sequence[Any], group: str, state: CycleState, pod: Pod, info: NodeInfo
+    ) -> tuple[int, ...] | None:
+        """The node-local plugins' raw scores of one node, from the memo or computed; None on any failure."""
+        signature = state.pod_signature
+        assert signature is not None
+        values = self.score_memo.get(group, signature, info)
+        if values is not MISSING:
+            return values
+        computed: list[int] = []
+        for plugin in local:
+            try:
+                value, status = plugin.score(state, pod, info)
+            except Exception:
+                return None
+            if status is not None and status.code != Code.SUCCESS:
+                return None
+            computed.append(value)
+        row = tuple(computed)
+        self.score_memo.put(group, signature, info, row)
+        return row
 
     # -- Reserve / Unreserve
 

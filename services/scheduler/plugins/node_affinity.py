@@ -61,6 +61,7 @@ def _preferred_terms(pod: Pod) -> PreferredSchedulingTerms | None:
 class NodeAffinity:
     name = names.NODE_AFFINITY
     node_local = True  # Filter/Score depend only on the pod spec and the NodeInfo (node_local_memo)
+    default_normalize_reverse = False  # normalize_score is default_normalize_score(MAX_NODE_SCORE, False, ...)
 
     def __init__(self, *, added_affinity: Mapping[str, Any] | None = None) -> None:
         self._added_selector: NodeSelector | None = None

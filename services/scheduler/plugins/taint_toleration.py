@@ -60,6 +60,7 @@ def count_intolerable_taints_prefer_no_schedule(node: Obj, tolerations: list[Tol
 class TaintToleration:
     name = names.TAINT_TOLERATION
     node_local = True  # Filter/Score depend only on the pod spec and the NodeInfo (node_local_memo)
+    default_normalize_reverse = True  # normalize_score is default_normalize_score(MAX_NODE_SCORE, True, ...)
 
     def events_to_register(self) -> list[ClusterEventWithHint]:
         return [

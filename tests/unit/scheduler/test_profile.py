@@ -6,8 +6,21 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.scheduler.framework import CycleState, NodeToStatus, Pod, PostFilterResult, PreFilterResult
+import pytest
+
+from services.scheduler.framework import (
+    MAX_NODE_SCORE,
+    CycleState,
+    NodeScore,
+    NodeToStatus,
+    Pod,
+    PostFilterResult,
+    PreFilterResult,
+    default_normalize_score,
+    default_normalized,
+)
 from services.scheduler.node_info import NodeInfo
+from services.scheduler.plugins.taint_toleration import TaintToleration
 from services.scheduler.profile import Profile
 from services.scheduler.status import Code, Status, new_status
 
@@ -171,3 +184,38 @@ def test_exceptions_become_error_statuses() -> None:
     status = Profile([Broken()]).run_filter(CycleState(), make_pod(), NodeInfo(make_node()))
     assert status is not None and status.code == Code.ERROR
     assert status.message() == 'running "Broken" filter plugin: bug'
+
+
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize(
+    "values", [[], [0], [0, 0, 0], [3, 0, 1], [7, 7], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [100, 1, 50]]
+)
+def test_default_normalization_of_plain_values_is_that_of_node_scores(values: list[int], reverse: bool) -> None:
+    scores = [NodeScore(f"n{i}", v) for i, v in enumerate(values)]
+    default_normalize_score(MAX_NODE_SCORE, reverse, scores)
+    assert default_normalized(MAX_NODE_SCORE, reverse, values) == [s.score for s in scores]
+
+
+class TaintCountPlugin(TaintToleration):
+    """Scores each node by its taint count, normalized as TaintToleration normalizes."""
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        assert node_info.node is not None
+        return len(node_info.node.get("spec", {}).get("taints") or []), None
+
+
+class TaintCountByNodeScores(TaintCountPlugin):
+    default_normalize_reverse = None  # the NodeScore path: normalize_score is called
+
+
+def test_a_plugin_declaring_default_normalization_scores_as_its_normalize_score_does() -> None:
+    nodes = [
+        NodeInfo(make_node(f"n{i}", taints=[{"key": f"k{j}", "effect": "PreferNoSchedule"} for j in range(i % 4)]))
+        for i in range(9)
+    ]
+    plain = Profile([TaintCountPlugin()], remember=False)
+    by_node_scores = Profile([TaintCountByNodeScores()], remember=False)
+    assert plain._default_normalize == {"TaintToleration": True} and by_node_scores._default_normalize == {}
+    got = plain.run_score(CycleState(), make_pod(), nodes)
+    want = by_node_scores.run_score(CycleState(), make_pod(), nodes)
+    assert got == want and len(set(got[0])) > 1
