@@ -761,7 +761,7 @@ class DynamicResources:
                 alloc = copy.deepcopy(shared)  # outcomes may be shared with other pods (allocation memo)
                 index = next(i for i, c in enumerate(s.claims) if c is claim)
                 s.infos[index].allocation = alloc
-                in_flight = copy.deepcopy(dict(claim))
+                in_flight = dict(claim)  # only top-level keys are replaced below; the informer's object stays intact
                 finalizers = list(meta(in_flight).get("finalizers") or [])
                 if FINALIZER not in finalizers:
                     finalizers.append(FINALIZER)
@@ -858,7 +858,8 @@ class DynamicResources:
         As client-go's ``retry.RetryOnConflict``: a conflict re-reads the claim and
         tries again, up to five attempts; other errors end the attempt at once.
         """
-        claim: dict[str, Any] = copy.deepcopy(dict(s.claims[index]))
+        # A shallow copy: _try_bind_claim replaces top-level keys only, never edits what they hold.
+        claim: dict[str, Any] = dict(s.claims[index])
         alloc = s.infos[index].allocation
         ref = _kobj(claim)
         namespace = str(meta(claim).get("namespace", ""))

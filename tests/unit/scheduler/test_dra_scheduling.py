@@ -237,3 +237,21 @@ async def test_many_pods_never_share_a_device() -> None:
     attempt = await w.core.schedule_one()
     assert attempt is not None and not attempt.succeeded
     assert attempt.message.startswith("0/5 nodes are available: 5 cannot allocate all claims.")
+
+
+async def test_reserve_and_prebind_leave_the_informers_claim_untouched() -> None:
+    """The plugin works on copies: the object the informer delivered is shared with every other reader."""
+    w = World()
+    w.apply(Resource.NODE, None, WORKER_NODE)
+    w.apply(Resource.RESOURCE_SLICE, None, WORKER_NODE_SLICE)
+    w.apply(Resource.DEVICE_CLASS, None, DEVICE_CLASS)
+    delivered = w.create_claim(PENDING_CLAIM)
+    before = copy.deepcopy(delivered)
+    w.create_pod(POD_WITH_CLAIM_NAME)
+    attempt = await w.core.schedule_one()
+    assert attempt is not None and attempt.succeeded
+    assert w.dra.claims.in_flight_count() == 1  # Reserve made its own version
+    assert (await w.core.bind(attempt)).succeeded
+    written = w.client.stored(RESOURCE_CLAIMS, CLAIM_NAME, "default")
+    assert written is not None and written["status"]["allocation"] and written["status"]["reservedFor"]
+    assert delivered == before
