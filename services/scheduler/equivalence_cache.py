@@ -26,6 +26,18 @@ computed for; anything else runs the plugins as usual.
 
 Error statuses are never remembered. Normalization and weighting look at all
 feasible nodes and always run.
+
+What a non-local Filter plugin implements to take part (DynamicResources does):
+
+- ``equivalence_key(state) -> Hashable | None``: this cycle's part of the class;
+- ``node_dependency(state, node_info) -> Hashable``: what else its verdict on
+  the node depends on now, or ``UNCACHEABLE``; it may learn and remember;
+- ``node_dependencies(state) -> Mapping[str, Hashable]`` (optional): the same,
+  ready per node name, for nodes whose object did not change since their
+  entry was computed — one lookup instead of a call;
+- ``keep(state, node_name)`` after its Filter passed a node, and
+  ``recall(state, kept)``, which hands it a lookup (node name -> what it kept)
+  for the nodes whose verdict the cycle reused.
 """
 
 from __future__ import annotations
@@ -63,10 +75,6 @@ class Entry:
         self.verdict = verdict  # the Filter chain's status (None: the node fits)
         self.kept = kept  # per non-local plugin: what it recorded for the node (only for a fit)
         self.row: tuple[int, ...] | None = None  # raw scores of the table's score group
-
-    def current(self, info: NodeInfo) -> bool:
-        """Whether this entry was computed for this very version of the node (dependency aside)."""
-        return self.generation == info.generation and self.node is info.node
 
 
 class ClassTable(dict[str, Entry]):

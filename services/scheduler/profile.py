@@ -334,9 +334,9 @@ class Profile:
 
         A node's row comes from its equivalence-cache entry (collected by the
         Filter loop, which validated the entry), else from the memo, else from
-        the plugins. Any failure
-        returns nothing, so the caller recomputes plugin by plugin and reports
-        the first failure exactly as without the memo.
+        the plugins. Any failure returns nothing, so the caller recomputes
+        plugin by plugin and reports the first failure exactly as without the
+        memo.
         """
         signature = state.pod_signature
         local = [p for p in plugins if p.name in self.node_local] if signature is not None else []
