@@ -174,6 +174,9 @@ async def run(args: argparse.Namespace) -> None:
     )
     print(f"  binding cycle         median {statistics.median(bind_s) * 1e6:.0f} us")
     print(f"  nodes evaluated       median {statistics.median(evaluated):.0f} of {args.nodes}")
+    profile = core.profiles["default-scheduler"]
+    hits, misses = profile.equivalence.hits, profile.equivalence.misses
+    print(f"  remembered verdicts   {hits / max(hits + misses, 1):.1%} of {hits + misses} (init pods included)")
 
 
 def main() -> None:
