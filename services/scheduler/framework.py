@@ -229,8 +229,11 @@ class Diagnosis:
 
 
 def default_normalized(max_priority: int, reverse: bool, values: Sequence[int]) -> list[int]:
-    """``default_normalize_score`` of plain values, in their order (what the Profile runs for plugins
-    that declare ``default_normalize_reverse`` instead of building a NodeScore per node)."""
+    """Values scaled to [0, max_priority] by the highest one, in their order (helper.DefaultNormalizeScore).
+
+    The Profile runs this on plain values for plugins that declare
+    ``default_normalize_reverse``, instead of building a NodeScore per node.
+    """
     max_count = max(values, default=0)
     if max_count == 0:
         return [max_priority] * len(values) if reverse else list(values)
@@ -240,14 +243,7 @@ def default_normalized(max_priority: int, reverse: bool, values: Sequence[int]) 
 
 
 def default_normalize_score(max_priority: int, reverse: bool, scores: Iterable[NodeScore]) -> None:
-    """Scale scores to [0, max_priority] by the highest one (helper.DefaultNormalizeScore)."""
+    """``default_normalized`` in place on NodeScores (what a plugin's normalize_score calls)."""
     scores = list(scores)
-    max_count = max((s.score for s in scores), default=0)
-    if max_count == 0:
-        if reverse:
-            for s in scores:
-                s.score = max_priority
-        return
-    for s in scores:
-        value = max_priority * s.score // max_count
-        s.score = max_priority - value if reverse else value
+    for score, value in zip(scores, default_normalized(max_priority, reverse, [s.score for s in scores]), strict=True):
+        score.score = value

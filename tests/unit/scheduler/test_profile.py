@@ -186,14 +186,32 @@ def test_exceptions_become_error_statuses() -> None:
     assert status.message() == 'running "Broken" filter plugin: bug'
 
 
-@pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize(
-    "values", [[], [0], [0, 0, 0], [3, 0, 1], [7, 7], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11], [100, 1, 50]]
+    ("reverse", "values", "expected"),
+    [
+        # helper.TestDefaultNormalizeScore of kube-scheduler
+        (False, [1, 2, 3, 4], [25, 50, 75, 100]),
+        (True, [1, 2, 3, 4], [75, 50, 25, 0]),
+        (False, [1000, 10, 20, 30], [100, 1, 2, 3]),
+        (True, [1000, 10, 20, 30], [0, 99, 98, 97]),
+        (False, [1, 1, 1, 1], [100, 100, 100, 100]),
+        (False, [1, 0, 1, 1], [100, 0, 100, 100]),
+        (True, [0, 1, 0, 1], [100, 0, 100, 0]),
+        (False, [3, 0, 1], [100, 0, 33]),
+        (True, [3, 0, 1], [0, 100, 67]),
+        (True, [7, 7], [0, 0]),
+        (False, [100, 1, 50], [100, 1, 50]),
+        # all zero: reversed, every node gets the maximum; otherwise they stay 0
+        (False, [0, 0, 0], [0, 0, 0]),
+        (True, [0, 0, 0], [100, 100, 100]),
+        (True, [], []),
+    ],
 )
-def test_default_normalization_of_plain_values_is_that_of_node_scores(values: list[int], reverse: bool) -> None:
+def test_default_normalization(reverse: bool, values: list[int], expected: list[int]) -> None:
+    assert default_normalized(MAX_NODE_SCORE, reverse, values) == expected
     scores = [NodeScore(f"n{i}", v) for i, v in enumerate(values)]
     default_normalize_score(MAX_NODE_SCORE, reverse, scores)
-    assert default_normalized(MAX_NODE_SCORE, reverse, values) == [s.score for s in scores]
+    assert [s.score for s in scores] == expected
 
 
 class TaintCountPlugin(TaintToleration):
