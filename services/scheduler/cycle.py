@@ -202,14 +202,12 @@ class SchedulingAlgorithm:
         if len(table) > 2 * len(nodes) + 64:
             plan.prune({info.name for info in nodes})  # nodes that went away (a long-lived class)
         run_filter = self.profile.run_filter
-        non_local = bool(plan.plugins)
+        non_local = plan.plugin is not None
         known = plan.dependencies
-        if non_local:
-            plan.lend(state)
+        plan.lend(state)
         feasible: list[NodeInfo] = []
         entries: list[Entry | None] = []  # the feasible nodes' entries, for their Score rows
-        rows: list[tuple[int, ...] | None] = []
-        plan.feasible = (feasible, entries, rows)
+        plan.feasible = (feasible, entries)
         node_to_status = diagnosis.node_to_status
         processed = misses = 0
         num_all = len(nodes)
@@ -230,7 +228,6 @@ class SchedulingAlgorithm:
                     if status is None or status.code == Code.SUCCESS:
                         feasible.append(info)
                         entries.append(entry)
-                        rows.append(entry.row)
                         if len(feasible) >= to_find:
                             break
                         continue
@@ -246,12 +243,11 @@ class SchedulingAlgorithm:
             if dependency is UNCACHEABLE:
                 entry = None
             else:
-                kept = plan.keep(state, name) if status is None and non_local else ()
+                kept = plan.keep(state, name) if status is None else None
                 entry = table[name] = Entry(info.generation, info.node, dependency, status, kept)
             if status is None or status.code == Code.SUCCESS:
                 feasible.append(info)
                 entries.append(entry)
-                rows.append(None)
                 if len(feasible) >= to_find:
                     break
                 continue

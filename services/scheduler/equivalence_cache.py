@@ -11,7 +11,8 @@ previous pod went to).
 
 An *equivalence class* is the pod spec's signature (``CycleState.pod_signature``)
 together with the Filter plugins skipped in PreFilter and the *equivalence
-key* of every active Filter plugin that is not node-local. A plugin offers
+key* of the active Filter plugin that is not node-local, if there is one (a
+cycle with two such plugins is not remembered). A plugin offers
 one (``equivalence_key``) for a cycle only when its Filter verdict on a node
 is then a function of that key, the node's ``NodeInfo`` and what it names as
 the node's *dependency* (``node_dependency``; for DynamicResources, the usage
@@ -27,7 +28,7 @@ computed for; anything else runs the plugins as usual.
 Error statuses are never remembered. Normalization and weighting look at all
 feasible nodes and always run.
 
-What a non-local Filter plugin implements to take part (DynamicResources does):
+What the non-local Filter plugin implements to take part (DynamicResources does):
 
 - ``equivalence_key(state) -> Hashable | None``: this cycle's part of the class;
 - ``node_dependency(state, node_info) -> Hashable``: what else its verdict on
@@ -67,13 +68,13 @@ class Entry:
         node: Mapping[str, Any] | None,
         dependency: Hashable,
         verdict: Status | None,
-        kept: tuple[Any, ...],
+        kept: Any,
     ) -> None:
         self.generation = generation
         self.node = node
         self.dependency = dependency
         self.verdict = verdict  # the Filter chain's status (None: the node fits)
-        self.kept = kept  # per non-local plugin: what it recorded for the node (only for a fit)
+        self.kept = kept  # what the non-local plugin recorded for the node (only for a fit)
         self.row: tuple[int, ...] | None = None  # raw scores of the table's score group
 
 
@@ -95,63 +96,48 @@ class ClassTable(dict[str, Entry]):
 
 
 class ClassPlan:
-    """How one cycle uses the cache: its class's table and the non-local plugins' hooks."""
+    """How one cycle uses the cache: its class's table and the hooks of its non-local Filter plugin."""
 
-    __slots__ = ("cache", "dependencies", "feasible", "plugins", "table")
+    __slots__ = ("cache", "dependencies", "feasible", "plugin", "table")
 
-    def __init__(
-        self, cache: EquivalenceCache, table: ClassTable, plugins: Sequence[Any], state: CycleState
-    ) -> None:
+    def __init__(self, cache: EquivalenceCache, table: ClassTable, plugin: Any | None, state: CycleState) -> None:
         self.cache = cache
         self.table = table
-        self.plugins = tuple(plugins)  # non-local Filter plugins with node_dependency/keep/recall
+        self.plugin = plugin  # the one non-local Filter plugin taking part, if any
         # Per node, its dependency as ``dependency`` would compute it, for a node whose object has not
         # changed since its entry was computed; None: call ``dependency``.
-        self.dependencies: Mapping[str, Hashable] | None = None
-        if len(self.plugins) == 1:
-            known = getattr(self.plugins[0], "node_dependencies", None)
-            self.dependencies = known(state) if known is not None else None
-        # The feasible nodes the cycle found, their entries (None: not remembered) and their rows
-        # (None: not known yet), index by index.
-        self.feasible: tuple[list[NodeInfo], list[Entry | None], list[tuple[int, ...] | None]] = ([], [], [])
+        known = getattr(plugin, "node_dependencies", None)
+        self.dependencies: Mapping[str, Hashable] | None = known(state) if known is not None else None
+        # The feasible nodes the cycle found and their entries (None: not remembered), index by index.
+        self.feasible: tuple[list[NodeInfo], list[Entry | None]] = ([], [])
 
     def dependency(self, state: CycleState, info: NodeInfo) -> Hashable:
-        """What the non-local plugins' verdicts on this node depend on, or ``UNCACHEABLE``."""
-        plugins = self.plugins
-        if not plugins:
-            return None
-        if len(plugins) == 1:
-            return plugins[0].node_dependency(state, info)
-        parts = []
-        for plugin in plugins:
-            part = plugin.node_dependency(state, info)
-            if part is UNCACHEABLE:
-                return UNCACHEABLE
-            parts.append(part)
-        return tuple(parts)
+        """What the non-local plugin's verdict on this node depends on, or ``UNCACHEABLE``."""
+        return None if self.plugin is None else self.plugin.node_dependency(state, info)
 
     def prune(self, names: set[str]) -> None:
         """Drop the entries of nodes not in ``names``."""
         for name in [n for n in self.table if n not in names]:
             del self.table[name]
 
-    def keep(self, state: CycleState, name: str) -> tuple[Any, ...]:
-        return tuple(plugin.keep(state, name) for plugin in self.plugins)
+    def keep(self, state: CycleState, name: str) -> Any:
+        return None if self.plugin is None else self.plugin.keep(state, name)
 
     def lend(self, state: CycleState) -> None:
-        """Let each non-local plugin look up what it kept for a node whose verdict was reused.
+        """Let the non-local plugin look up what it kept for a node whose verdict was reused.
 
-        Called once per cycle: a plugin asks only for the node it reserves,
+        Called once per cycle: the plugin asks only for the node it reserves,
         not for every feasible node.
         """
+        if self.plugin is None:
+            return
         table = self.table
-        for index, plugin in enumerate(self.plugins):
 
-            def kept(name: str, index: int = index) -> Any:
-                entry = table.get(name)
-                return entry.kept[index] if entry is not None and entry.kept else None
+        def kept(name: str) -> Any:
+            entry = table.get(name)
+            return entry.kept if entry is not None else None
 
-            plugin.recall(state, kept)
+        self.plugin.recall(state, kept)
 
 
 class EquivalenceCache:
@@ -184,23 +170,20 @@ def class_plan(
     filter_plugins: Sequence[Any],
     node_local: frozenset[str],
 ) -> ClassPlan | None:
-    """This cycle's plan, or None when some active Filter plugin cannot name an equivalence key."""
+    """This cycle's plan, or None when an active non-local Filter plugin cannot name an equivalence key."""
     signature = state.pod_signature
     if signature is None:
         return None
     skipped = state.skip_filter_plugins
-    keys: list[Hashable] = []
-    plugins: list[Any] = []
-    for plugin in filter_plugins:
-        if plugin.name in skipped or plugin.name in node_local:
-            continue
+    others = [p for p in filter_plugins if p.name not in skipped and p.name not in node_local]
+    if len(others) > 1:
+        return None  # one non-local plugin takes part at most (DynamicResources is the only one)
+    plugin = others[0] if others else None
+    key: Hashable = None
+    if plugin is not None:
         equivalence_key = getattr(plugin, "equivalence_key", None)
-        if equivalence_key is None:
-            return None
-        key = equivalence_key(state)
+        key = equivalence_key(state) if equivalence_key is not None else None
         if key is None:
             return None
-        keys.append((plugin.name, key))
-        plugins.append(plugin)
-    table = cache.table((signature, frozenset(skipped), tuple(keys)))
-    return ClassPlan(cache, table, plugins, state)
+    table = cache.table((signature, frozenset(skipped), plugin.name if plugin is not None else "", key))
+    return ClassPlan(cache, table, plugin, state)

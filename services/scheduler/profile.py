@@ -346,11 +346,10 @@ class Profile:
         group = ",".join(p.name for p in local)
         plan: ClassPlan | None = state.get(_CLASS_PLAN_KEY)
         if plan is not None and plan.feasible[0] is nodes:
-            # The Filter loop found these nodes and collected the rows its entries remember.
-            _, entries, rows = plan.feasible
-            if plan.table.score_group != group:  # rows of other plugins (a class scored otherwise before)
-                plan.table.use_score_group(group)
-                rows[:] = [None] * len(rows)
+            # The Filter loop found these nodes and validated their entries.
+            entries = plan.feasible[1]
+            plan.table.use_score_group(group)  # rows of other plugins (a class scored otherwise before) go
+            rows = [entry.row if entry is not None else None for entry in entries]
             if None in rows:
                 for index, row in enumerate(rows):
                     if row is None:
