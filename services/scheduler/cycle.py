@@ -360,8 +360,9 @@ async def run_scheduling_cycle(
 def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dict[str, Any]:
     """A JSON-ready record of one attempt for the ``decisions`` topic.
 
-    It lists, per node, the plugin that rejected the pod and its reasons (for a
-    scheduled pod: on the nodes Filter passed over before it found enough), the
+    It lists the nodes rejected, grouped by plugin, code and reasons
+    (``rejections``; for a scheduled pod, the nodes Filter passed over before
+    it found enough), the
     chosen node with its scores (and those of the runners-up, at most
     ``DECISION_SCORED_NODES`` nodes), and whatever plugins published under the
     ``decision/`` cycle-state keys (DynamicResources publishes the allocation).
@@ -376,11 +377,11 @@ def decision_record(outcome: CycleOutcome, *, attempt: int, profile: str) -> dic
     if outcome.succeeded:
         record["result"] = "scheduled"
         record["node"] = outcome.node
-        if outcome.result is not None:
-            record["evaluatedNodes"] = outcome.result.evaluated_nodes
-            record["feasibleNodes"] = outcome.result.feasible_nodes
+        result = outcome.result
+        if result is not None:
+            record["evaluatedNodes"] = result.evaluated_nodes
+            record["feasibleNodes"] = result.feasible_nodes
             # The best-scored nodes only: all feasible nodes (230 of 500) would make every record large.
-            result = outcome.result
             best = sorted(range(len(result.totals)), key=lambda i: -result.totals[i])[:DECISION_SCORED_NODES]
             record["scores"] = {result.names[i]: result.totals[i] for i in best}
             record["pluginScores"] = {

@@ -250,8 +250,13 @@ def test_a_run_of_identical_pods_reuses_verdicts_and_still_fills_every_device() 
         profile = remembering.world.core.profiles["default-scheduler"]
         assert profile.equivalence.hits > profile.equivalence.misses > 0
         assert len(remembering.bound) == devices == len(plain.bound)
-        used = [c for _, c in remembering.bound]
-        assert len(set(used)) == devices
+        # No device handed out twice: the allocations the remembering core wrote are all distinct.
+        used = []
+        for _, claim_name in remembering.bound:
+            stored = remembering.world.client.stored(RESOURCE_CLAIMS, claim_name, NAMESPACE)
+            assert stored is not None
+            used += [(r["pool"], r["device"]) for r in stored["status"]["allocation"]["devices"]["results"]]
+        assert len(used) == len(set(used)) == devices
 
     asyncio.run(run())
 
