@@ -32,6 +32,7 @@ MIN_FEASIBLE_NODES_TO_FIND = 100
 MIN_FEASIBLE_NODES_PERCENTAGE_TO_FIND = 5
 FILTERED_BY_PRE_FILTER_RESULT = "node is filtered out by the prefilter result"
 DECISION_SCORED_NODES = 10  # nodes whose scores a decision record keeps (the best ones)
+_STALE: Any = object()  # no current remembered verdict for the node
 
 
 class FitError(Exception):
@@ -216,6 +217,7 @@ class SchedulingAlgorithm:
             processed += 1
             name = info.name
             entry = table.get(name)
+            verdict: Any = _STALE
             if entry is not None and entry.generation == info.generation and entry.node is info.node:
                 if not non_local:
                     dependency = None
@@ -224,27 +226,20 @@ class SchedulingAlgorithm:
                 else:
                     dependency = plan.dependency(state, info)
                 if dependency is not UNCACHEABLE and entry.dependency == dependency:
-                    status = entry.verdict
-                    if status is None or status.code == Code.SUCCESS:
-                        feasible.append(info)
-                        entries.append(entry)
-                        if len(feasible) >= to_find:
-                            break
-                        continue
-                    node_to_status[name] = status
-                    diagnosis.add_plugin_status(status)
-                    continue
-            misses += 1
-            # The plugin learns what the node's dependency is now (before Filter, which may depend on it).
-            dependency = plan.dependency(state, info) if non_local else None
-            status = run_filter(state, pod, info)
-            if status is not None and status.code == Code.ERROR:
-                raise status.as_error()
-            if dependency is UNCACHEABLE:
-                entry = None
-            else:
-                kept = plan.keep(state, name) if status is None else None
-                entry = table[name] = Entry(info.generation, info.node, dependency, status, kept)
+                    verdict = entry.verdict
+            if verdict is _STALE:
+                misses += 1
+                # The plugin learns what the node's dependency is now (before Filter, which may depend on it).
+                dependency = plan.dependency(state, info) if non_local else None
+                verdict = run_filter(state, pod, info)
+                if verdict is not None and verdict.code == Code.ERROR:
+                    raise verdict.as_error()
+                if dependency is UNCACHEABLE:
+                    entry = None
+                else:
+                    kept = plan.keep(state, name) if verdict is None else None
+                    entry = table[name] = Entry(info.generation, info.node, dependency, verdict, kept)
+            status: Status | None = verdict
             if status is None or status.code == Code.SUCCESS:
                 feasible.append(info)
                 entries.append(entry)

@@ -59,6 +59,13 @@ class World:
         self.registry = CollectorRegistry()
         self.core = SchedulerCore(profiles=[profile], clock=self.clock, metrics=SchedulerMetrics(self.registry))
 
+    def with_one_device(self) -> World:
+        """The worker node, its slice with one device and the device class."""
+        self.apply(Resource.NODE, None, WORKER_NODE)
+        self.apply(Resource.RESOURCE_SLICE, None, WORKER_NODE_SLICE)
+        self.apply(Resource.DEVICE_CLASS, None, DEVICE_CLASS)
+        return self
+
     def apply(self, resource: str, old: dict[str, Any] | None, new: dict[str, Any] | None) -> None:
         self.core.on_object_change(resource, old, new)
 
@@ -132,10 +139,7 @@ async def test_class_created_within_the_backoff_second() -> None:
 
 
 async def test_claim_template_pod_is_not_attempted_before_its_claim_exists() -> None:
-    w = World()
-    w.apply(Resource.NODE, None, WORKER_NODE)
-    w.apply(Resource.DEVICE_CLASS, None, DEVICE_CLASS)
-    w.apply(Resource.RESOURCE_SLICE, None, WORKER_NODE_SLICE)
+    w = World().with_one_device()
     pod = w.create_pod(POD_WITH_CLAIM_TEMPLATE)
     assert w.core.queue.where(pod) == GATED
     assert w.core.queue.pop_nowait() is None
@@ -241,10 +245,7 @@ async def test_many_pods_never_share_a_device() -> None:
 
 async def test_reserve_and_prebind_leave_the_informers_claim_untouched() -> None:
     """The plugin works on copies: the object the informer delivered is shared with every other reader."""
-    w = World()
-    w.apply(Resource.NODE, None, WORKER_NODE)
-    w.apply(Resource.RESOURCE_SLICE, None, WORKER_NODE_SLICE)
-    w.apply(Resource.DEVICE_CLASS, None, DEVICE_CLASS)
+    w = World().with_one_device()
     delivered = w.create_claim(PENDING_CLAIM)
     before = copy.deepcopy(delivered)
     w.create_pod(POD_WITH_CLAIM_NAME)
