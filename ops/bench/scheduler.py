@@ -66,7 +66,7 @@ if importlib.util.find_spec("services") is None:  # run from a checkout without 
 
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
-from services.bus.urls import with_query  # noqa: E402
+from services.bus.urls import parse_bus_url, with_query  # noqa: E402
 from services.runtime import gc_pause  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
@@ -697,7 +697,7 @@ def bus_url(args: argparse.Namespace, workdir: Path) -> str:
     prefix = f"bench{uuid.uuid4().hex[:8]}-"
     if args.bus:
         if args.bus.startswith("kafka://"):
-            return with_query(args.bus, prefix=prefix)
+            return with_query(args.bus, prefix=parse_bus_url(args.bus).prefix + prefix)  # within the user's prefix
         return str(args.bus)
     if args.backend == "kafka":
         kafka = args.kafka or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")

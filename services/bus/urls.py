@@ -221,8 +221,12 @@ def _options(
 
 
 def with_query(url: str, **params: object) -> str:
-    """``url`` with extra query parameters appended (for tests and tools)."""
+    """``url`` with these query parameters set (for tests and tools); a parameter it has already is replaced.
+
+    Appending instead would give the URL a parameter twice, which ``parse_bus_url`` rejects.
+    """
     if not params:
         return url
-    sep = "&" if urlsplit(url).query else "?"
-    return url + sep + urlencode({k: str(v) for k, v in params.items()})
+    base, _, query = url.partition("?")  # not urlsplit().geturl(), which turns sqlite:///p into sqlite:/p
+    kept = [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if k not in params]
+    return base + "?" + urlencode([*kept, *((k, str(v)) for k, v in params.items())])

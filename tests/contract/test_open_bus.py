@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from services.bus import BusUnavailable, open_bus
-from services.bus.urls import KafkaTarget, SqliteTarget, parse_bus_url
+from services.bus.urls import KafkaTarget, SqliteTarget, parse_bus_url, with_query
 
 
 @pytest.mark.parametrize(
@@ -62,6 +62,15 @@ def test_sqlite_urls() -> None:
     assert parse_bus_url("sqlite:data/bus.db") == SqliteTarget(Path("data/bus.db"))
     bus = open_bus("sqlite:///tmp/x.db", session_timeout_ms=2000)
     assert bus.url == "sqlite:///tmp/x.db"
+
+
+def test_with_query_sets_parameters_and_replaces_one_the_url_has() -> None:
+    url = with_query("kafka://k1:9092?prefix=team-&fetch_max_wait_ms=10", prefix="team-run1-", linger_ms=5)
+    target = parse_bus_url(url)  # a parameter given twice would be rejected here
+    assert isinstance(target, KafkaTarget) and target.prefix == "team-run1-"
+    assert "fetch_max_wait_ms=10" in url and "linger_ms=5" in url
+    assert with_query("sqlite:///tmp/bus.db", prefix="p-") == "sqlite:///tmp/bus.db?prefix=p-"
+    assert with_query("sqlite:///tmp/bus.db") == "sqlite:///tmp/bus.db"
 
 
 async def test_an_unreachable_kafka_is_bus_unavailable() -> None:

@@ -2,7 +2,7 @@
 
 ``ops/bench/scheduler.py`` and ``ops/bench/scheduling_cycle.py`` are run by
 hand for the figures in ``docs/decisions/scheduler-performance.md``; run here
-small, they keep working as the code under them changes. What is asserted is
+small on both backends, they keep working as the code under them changes. What is asserted is
 behaviour: every measured pod bound on its first attempt (PreEnqueue keeps a
 templated pod out until its claim exists), and remembered verdicts in use.
 """
@@ -16,6 +16,8 @@ import sys
 from pathlib import Path
 
 import orjson
+
+from tests.conftest import BusUrl
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -34,10 +36,14 @@ def bench(script: str, *argv: str) -> str:
     return result.stdout
 
 
-def test_the_end_to_end_benchmark_binds_every_templated_pod_on_its_first_attempt(tmp_path: Path) -> None:
+def test_the_end_to_end_benchmark_binds_every_templated_pod_on_its_first_attempt(
+    bus_url: BusUrl, tmp_path: Path
+) -> None:
     out = tmp_path / "figures.json"
-    bench("scheduler.py", "--workload", "claim-template", "--nodes", "10", "--pods", "30", "--json", str(out))
+    argv = ["--workload", "claim-template", "--nodes", "10", "--pods", "30", "--json", str(out)]
+    bench("scheduler.py", "--bus", bus_url(), *argv)
     (figures,) = orjson.loads(out.read_bytes())
+    assert figures["bus"] == ("kafka" if bus_url.backend == "kafka" else "sqlite")
     assert figures["measured_pods"] == 30 and figures["devices"] == 100
     assert figures["attempts_histogram"] == {"1": 30} and figures["attempts_per_pod"] == 1.0
     assert figures["pods_per_s"] > 0 and set(figures["cpu_s_per_pod"]) == {"committer", "scheduler", "load generator"}
