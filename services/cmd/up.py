@@ -73,6 +73,9 @@ def run(args: argparse.Namespace) -> int:
         metrics = None
         try:
             await stack.start()
+            # "ready" means usable: the API answers and every component, the simulated nodes' agents
+            # included, has caught up (so `kubectl wait node --all` right after it finds the nodes).
+            await stack.wait_ready()
             if args.metrics_listen:
                 metrics = await serve_metrics(args.metrics_listen, stack.metrics_registries(), healthy=stack.healthy)
             write_kubeconfig(kubeconfig, stack.url)

@@ -114,6 +114,7 @@ async def demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
     )
     await stack.start()
     try:
+        await stack.wait_ready()  # the node agents registered their nodes (kubectl wait --all fails on none)
         kubeconfig = write_kubeconfig(root / "kubeconfig", stack.url)
         kubectl = Kubectl(kubeconfig)
         await kubectl("wait", "node", "--all", "--for=condition=Ready", "--timeout=60s", timeout=90)
