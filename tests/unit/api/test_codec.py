@@ -12,8 +12,11 @@ from hypothesis import strategies as st
 from services.api import registry, samples
 from services.api.codec import check_field_validation, decode_object, encode_object, from_model, to_model
 from services.api.conversion import ConversionError, convert, from_storage, storage_version, to_storage
-from services.api.decode_errors import QUANTITY_FORMAT_ERROR, QUANTITY_SUFFIX_ERROR, quantity_error, time_error
+from services.api.decode_errors import time_error
 from services.api.status import StatusError
+from services.kube.quantity import FORMAT_WRONG as QUANTITY_FORMAT_ERROR
+from services.kube.quantity import SUFFIX as QUANTITY_SUFFIX_ERROR
+from services.kube.quantity import quantity_error
 
 
 def registry_kind(group: str, kind: str) -> registry.ResourceType:

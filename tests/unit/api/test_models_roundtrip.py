@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from services.api import registry, samples
 from services.api.codec import decode_object, from_model, to_model
-from services.api.decode_errors import quantity_error, time_error
+from services.api.decode_errors import time_error
 from services.api.models import K8sStruct, core_v1, model_for, resource_v1alpha3
 from services.api.models.base import (
     INT32_MAX,
@@ -34,6 +34,7 @@ from services.api.models.base import (
 )
 from services.api.models.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node, walk_fields
 from services.api.status import StatusError
+from services.kube.quantity import quantity_error
 
 Obj = dict[str, Any]
 
@@ -345,7 +346,13 @@ _QUANTITY_ALPHABET = "0123456789+-.eEinumkKMGTPx "
 @settings(max_examples=500, deadline=None)
 @given(text=st.text(_QUANTITY_ALPHABET, max_size=8) | _QUANTITY_STRINGS)
 def test_quantity_pattern_accepts_exactly_what_parse_quantity_accepts(text: str) -> None:
-    assert bool(re.search(QUANTITY_PATTERN, text)) == (quantity_error(text) is None), text
+    matched, valid = bool(re.search(QUANTITY_PATTERN, text)), quantity_error(text) is None
+    assert not matched or valid, text  # the fast path never lets a malformed quantity through
+    if not _LONG_EXPONENT.search(text):  # longer exponents are left to the exact parser on purpose
+        assert matched == valid, text
+
+
+_LONG_EXPONENT = re.compile(r"[eE]\+?0*[1-9][0-9]{3}|[eE]-0*[1-9][0-9]{18}")
 
 
 @settings(max_examples=500, deadline=None)
