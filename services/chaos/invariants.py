@@ -43,8 +43,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from services.chaos.node_selectors import node_selector_matches
 from services.chaos.records import MALFORMED, TOMBSTONE, LogRecord, key_parts
+from services.kube.node_selectors import node_selector_matches
 from topics.envelope import object_key
 
 Obj = dict[str, Any]

@@ -27,6 +27,8 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 
+from services.kube.strconv import INT64_MAX, INT64_MIN, parse_int64
+
 FORMAT_WRONG = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
 """``ErrFormatWrong``."""
 NUMERIC = "unable to parse numeric part of quantity"
@@ -49,12 +51,12 @@ _SUFFIX_CHARS = frozenset("eEinumkKMGTP")
 _DIGITS = frozenset("0123456789")
 _NANO = Fraction(1, 10**9)
 _MAX_BINARY = Fraction(2**63 - 1)
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 # What strings.TrimSpace removes from the raw JSON text: unicode.IsSpace less the ASCII
 # controls, which a JSON string carries only escaped (Go trims before unescaping, so
 # "\\t1" stays invalid). str.strip would also remove U+001C..U+001F.
-_WIRE_SPACE = " \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
-    "\u2028\u2029\u202f\u205f\u3000"
+_WIRE_SPACE = (
+    " \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a\u2028\u2029\u202f\u205f\u3000"
+)
 _WIRE_SPACE_CLASS = "[" + _WIRE_SPACE + "]"
 WIRE_PATTERN = (
     rf"^{_WIRE_SPACE_CLASS}*(?=[^{_WIRE_SPACE}])[+-]?[0-9]*(?:\.[0-9]*)?"
@@ -134,15 +136,6 @@ def _split(text: str) -> tuple[bool, str, str, str]:
     return positive, num, denom, text[suffix_start:]
 
 
-def _go_parse_int64(text: str) -> int | None:
-    """``strconv.ParseInt(text, 10, 64)``: optional sign, ASCII digits, no underscores, in range."""
-    body = text[1:] if text[:1] in ("+", "-") else text
-    if not body or not all(c in _DIGITS for c in body):
-        return None
-    value = int(text)
-    return value if _INT64_MIN <= value <= _INT64_MAX else None
-
-
 def _interpret(suffix: str) -> tuple[int, int, str]:
     """``quantitySuffixer.interpret``: (base, exponent, format)."""
     if suffix in _DECIMAL_SUFFIXES:
@@ -150,7 +143,7 @@ def _interpret(suffix: str) -> tuple[int, int, str]:
     if suffix in _BINARY_SUFFIXES:
         return 2, _BINARY_SUFFIXES[suffix], BINARY_SI
     if len(suffix) > 1 and suffix[0] in "eE":
-        parsed = _go_parse_int64(suffix[1:])
+        parsed = parse_int64(suffix[1:])
         if parsed is not None:
             exponent = (parsed + 2**31) % 2**32 - 2**31  # Go's int32(parsed)
             return 10, exponent, DECIMAL_EXPONENT
@@ -280,7 +273,7 @@ def sign(v: Fraction) -> int:
 
 def as_int64(v: Fraction) -> int | None:
     """``AsInt64``: the value as int64, None when it is not an integer or overflows."""
-    if v.denominator != 1 or not _INT64_MIN <= v.numerator <= _INT64_MAX:
+    if v.denominator != 1 or not INT64_MIN <= v.numerator <= INT64_MAX:
         return None
     return v.numerator
 

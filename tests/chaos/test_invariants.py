@@ -9,7 +9,6 @@ import pytest
 
 from services.chaos import invariants as inv
 from services.chaos.invariants import Acknowledged, check_all
-from services.chaos.node_selectors import node_selector_matches
 from services.chaos.records import TOMBSTONE, LogRecord
 
 NS = "chaos"
@@ -370,40 +369,6 @@ def test_a_pod_recreated_under_the_same_name_may_be_bound_again() -> None:
     # Both pods have a template claim without a recorded name; nothing says "bound twice".
     assert [v.offsets for v in found] == [(0,), (3,)]
     assert all("the claim for 'gpu' was not created" in v.message for v in found)
-
-
-NODE = {"metadata": {"name": "node-1", "labels": {"zone": "a", "gpus": "8"}}}
-
-
-@pytest.mark.parametrize(
-    ("selector", "matches"),
-    [
-        (
-            {
-                "nodeSelectorTerms": [
-                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
-                ]
-            },
-            True,
-        ),
-        (
-            {
-                "nodeSelectorTerms": [
-                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-2"]}]}
-                ]
-            },
-            False,
-        ),
-        ({"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["b"]}]}]}, True),
-        ({"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}]}, False),
-        ({"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["4"]}]}]}, True),
-        ({"nodeSelectorTerms": [{}, {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]}, True),
-        ({"nodeSelectorTerms": [{}]}, False),
-        ({"nodeSelectorTerms": []}, False),
-    ],
-)
-def test_node_selector_matching(selector: Obj, matches: bool) -> None:
-    assert node_selector_matches(selector, NODE) is matches
 
 
 def test_a_view_that_matches_the_log_at_its_resource_version() -> None:

@@ -4,6 +4,7 @@ Pure logic on wire-form objects; the DynamicResources scheduler plugin calls
 `Allocator.allocate` once per candidate node.
 """
 
+from services.kube.node_selectors import NodeSelector, NodeSelectorError
 from services.scheduler.allocator.allocator import (
     ALLOCATION_RESULTS_MAX_SIZE,
     AllocationError,
@@ -11,7 +12,6 @@ from services.scheduler.allocator.allocator import (
     Features,
     claim_ref,
 )
-from services.scheduler.allocator.nodeselector import NodeSelector, NodeSelectorError
 from services.scheduler.allocator.pools import DeviceID, Pool, PoolError, SliceIndex, gather_pools
 from services.scheduler.allocator.selectors import DeviceEntry, DeviceKey, SelectorCache, device_key
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.api.status import StatusError
+from services.kube.node_selectors import NodeSelector, NodeSelectorError
 from services.scheduler.allocator import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
@@ -60,7 +61,6 @@ from services.scheduler.framework import (
     StateNotFoundError,
 )
 from services.scheduler.node_info import NodeInfo
-from services.scheduler.node_selectors import NodeSelector, SelectorParseError
 from services.scheduler.plugins import names
 from services.scheduler.plugins._objects import expect_kind, meta, spec, status, uid
 from services.scheduler.status import Code, Status, as_status, new_status
@@ -449,7 +449,7 @@ class DynamicResources:
                 if alloc.get("nodeSelector") is not None:
                     try:
                         info.available_on_nodes = {"": NodeSelector.parse(alloc["nodeSelector"])}
-                    except SelectorParseError as err:
+                    except NodeSelectorError as err:
                         return None, as_status(err)
                 continue
             structured = not claim_spec.get("controller")
@@ -473,7 +473,7 @@ class DynamicResources:
                 if suitable is not None and not structured:
                     try:
                         selector = NodeSelector.parse(suitable)
-                    except SelectorParseError as err:
+                    except NodeSelectorError as err:
                         return None, as_status(err)
                     if info.available_on_nodes is None:
                         info.available_on_nodes = {}
