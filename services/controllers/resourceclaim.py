@@ -1,7 +1,7 @@
 """The resourceclaim controller: one claim per templated pod claim, and claims released when pods finish.
 
 Why this module exists: it is the I/O loop around the pure decisions in
-`claim_names`, `generated_claims`, `pod_claims` and `reserved_for`, following
+`services.kube.resourceclaim`, `generated_claims`, `pod_claims` and `reserved_for`, following
 Kubernetes 1.31's ``pkg/controller/resourceclaim``:
 
 - **pods** (``pod:<ns>/<name>``): for each pod claim with a template, find the
@@ -32,16 +32,6 @@ from typing import Any
 from services.api import status as st
 from services.api.feature_gates import DRA_ADMIN_ACCESS
 from services.api.registry import RESOURCE_GROUP
-from services.controllers.claim_names import (
-    ClaimNameError,
-    ClaimNotFoundError,
-    check_is_for_pod,
-    claim_name,
-    claim_pod_owner_uids,
-    is_for_pod,
-    owning_pod,
-    pod_claim_keys,
-)
 from services.controllers.gates import Gates, gate_enabled
 from services.controllers.generated_claims import (
     claim_statuses_patch,
@@ -70,6 +60,16 @@ from services.controllers.reserved_for import (
     should_delete_generated,
 )
 from services.controllers.workers import run_workers
+from services.kube.resourceclaim import (
+    ClaimNameError,
+    ClaimNotFoundError,
+    check_is_for_pod,
+    claim_name,
+    claim_pod_owner_uids,
+    is_for_pod,
+    owning_pod,
+    pod_claim_keys,
+)
 from services.runtime.informer import Informer
 from services.runtime.workqueue import WorkQueue
 from topics.declarations import OBJECTS

@@ -34,10 +34,10 @@ from typing import Any
 from services.api import status as st
 from services.api.field_errors import go_quote
 from services.api.registry import RESOURCE_GROUP
-from services.controllers.claim_names import ClaimNameError, ClaimNotForPodError, check_is_for_pod, claim_name
 from services.driver import classic
 from services.driver.lifecycle import raise_if_cancelling
 from services.driver.metrics import DriverMetrics
+from services.kube.resourceclaim import ClaimNameError, ClaimNotForPodError, check_is_for_pod, claim_name
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj

@@ -37,11 +37,11 @@ from typing import Any
 from services.api import status as st
 from services.api.registry import RESOURCE_GROUP
 from services.bus.port import Bus
-from services.controllers.claim_names import pod_claim_keys
 from services.driver.lifecycle import raise_if_cancelling, stop
 from services.driver.plugin_api import ClaimRef
 from services.driver.plugin_socket import PluginClient, PluginUnavailable, client_for
 from services.driver.service import node_user
+from services.kube.resourceclaim import known_claim_names, pod_claim_keys
 from services.nodeagent import node_object, pod_status
 from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
 from services.nodeagent.pod_claims import (
@@ -49,7 +49,6 @@ from services.nodeagent.pod_claims import (
     FAILED_PREPARE_REASON,
     PodClaimsError,
     allocated_resources_status,
-    claim_names_of_pod,
     claims_of_pod,
     drivers_of,
 )
@@ -297,7 +296,7 @@ class NodeAgent:
         if _meta(pod).get("deletionTimestamp"):
             await self._finish_deletion(key, pod)
         elif phase in pod_status.TERMINAL:
-            await self._release(str(_meta(pod)["uid"]), key[0], claim_names_of_pod(pod))
+            await self._release(str(_meta(pod)["uid"]), key[0], known_claim_names(pod))
             self._pods.pop(key, None)
         else:
             await self._run_pod(key, pod)
@@ -307,7 +306,7 @@ class NodeAgent:
         uid = str(_meta(pod)["uid"])
         devices = await self._prepare(pod)
         running = self._pods.setdefault(key, _Running(uid))
-        running.claims = claim_names_of_pod(pod)
+        running.claims = known_claim_names(pod)
         status = pod.get("status") or {}
         if status.get("phase") != pod_status.RUNNING:
             now = self.clock()
@@ -337,7 +336,7 @@ class NodeAgent:
             pod = await self.client.update_status(
                 "", "pods", {**pod, "status": pod_status.terminated_status(pod, now=self.clock())}
             )
-        await self._release(uid, key[0], claim_names_of_pod(pod))
+        await self._release(uid, key[0], known_claim_names(pod))
         self._pods.pop(key, None)
         try:
             await self.client.delete("", "pods", key[0], key[1], gracePeriodSeconds=0, preconditions={"uid": uid})

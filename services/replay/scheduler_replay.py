@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from services.bus.port import BEGINNING, Bus, Record
+from services.kube.resourceclaim import FINALIZER, allocation
 from services.replay.no_write_client import NoWriteClient
 from services.replay.overrides import Rewrite
 from services.replay.rebuild import timestamp_at
@@ -59,7 +60,6 @@ from services.scheduler import decisions
 from services.scheduler.cache import CacheError
 from services.scheduler.client import ResourceRef
 from services.scheduler.cycle import decision_record, run_scheduling_cycle
-from services.scheduler.dra.resourceclaim import FINALIZER, allocation
 from services.scheduler.framework import CycleState
 from services.scheduler.queue import scheduler_name
 from services.scheduler.service import SchedulerConfig, build_core, feed, visible_pod, watched_resources

@@ -31,15 +31,8 @@ from typing import Any
 
 from services.api.status import StatusError
 from services.kube.node_selectors import NodeSelector, NodeSelectorError
-from services.scheduler.allocator import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
-from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
-from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
-from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
-from services.scheduler.dra.assume_cache import ClaimAssumeCache
-from services.scheduler.dra.node_usage import NodeUsage
-from services.scheduler.dra.resourceclaim import (
+from services.kube.resourceclaim import (
     FINALIZER,
-    POD_SCHEDULING_NODE_LIST_MAX_SIZE,
     ClaimLookupError,
     allocation,
     can_be_reserved,
@@ -48,7 +41,18 @@ from services.scheduler.dra.resourceclaim import (
     claim_name,
     is_reserved_for_pod,
 )
-from services.scheduler.dra.scheduling_context import PodSchedulingState, SchedulingContextError, status_for_claim
+from services.scheduler.allocator import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
+from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
+from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
+from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.node_usage import NodeUsage
+from services.scheduler.dra.scheduling_context import (
+    POD_SCHEDULING_NODE_LIST_MAX_SIZE,
+    PodSchedulingState,
+    SchedulingContextError,
+    status_for_claim,
+)
 from services.scheduler.equivalence_cache import UNCACHEABLE
 from services.scheduler.framework import (
     ClusterEventWithHint,

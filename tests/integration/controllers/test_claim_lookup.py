@@ -17,7 +17,7 @@ from claim_fixtures import (
     template,
 )
 
-from services.controllers.claim_names import POD_CLAIM_NAME_ANNOTATION
+from services.kube.resourceclaim import POD_CLAIM_NAME_ANNOTATION
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
 
