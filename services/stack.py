@@ -24,14 +24,14 @@ from prometheus_client import CollectorRegistry
 from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
-from services.api import status as st
-from services.api.feature_gates import FeatureGates
+from services.api.machinery import status as st
 from services.apiserver.http.auth import Authenticator
 from services.apiserver.service import Apiserver, ApiserverConfig
 from services.bus import open_bus
 from services.bus.port import Bus
 from services.controllers.manager import ControllerManager
 from services.driver.service import DriverOptions, DriverService
+from services.kube.feature_gates import FeatureGates
 from services.nodeagent.agent import NodeAgent
 from services.runtime.client import Client
 from services.runtime.informer import Informer

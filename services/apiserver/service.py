@@ -17,8 +17,7 @@ from pathlib import Path
 from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
-from services.api.admission import AdmissionChain
-from services.api.feature_gates import FeatureGates
+from services.api.admission.chain import AdmissionChain
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
 from services.apiserver.events_writer import EventsWriter
@@ -27,6 +26,7 @@ from services.apiserver.http.server import build_app, start
 from services.apiserver.log_backend import LogBackend
 from services.bus import open_bus
 from services.bus.port import Bus
+from services.kube.feature_gates import FeatureGates
 from services.runtime.client import Client
 from services.runtime.committer import Committer
 from services.runtime.informer import Informer

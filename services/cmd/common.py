@@ -7,7 +7,7 @@ import asyncio
 import os
 import signal
 
-from services.api.feature_gates import FeatureGateError, FeatureGates
+from services.kube.feature_gates import FeatureGateError, FeatureGates
 
 DEFAULT_DATA = ".draplane"
 

@@ -29,9 +29,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from services.api import status as st
-from services.api.feature_gates import DRA_ADMIN_ACCESS
-from services.api.registry import RESOURCE_GROUP
+from services.api.machinery import status as st
+from services.api.types.registry import RESOURCE_GROUP
 from services.controllers.claim_names import (
     ClaimNameError,
     ClaimNotFoundError,
@@ -70,6 +69,7 @@ from services.controllers.reserved_for import (
     should_delete_generated,
 )
 from services.controllers.workers import run_workers
+from services.kube.feature_gates import DRA_ADMIN_ACCESS
 from services.runtime.informer import Informer
 from services.runtime.workqueue import WorkQueue
 from topics.declarations import OBJECTS

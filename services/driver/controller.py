@@ -31,16 +31,16 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from services.api import status as st
-from services.api.field_errors import go_quote
-from services.api.registry import RESOURCE_GROUP
+from services.api.machinery import status as st
+from services.api.machinery.field_errors import go_quote
+from services.api.types.registry import RESOURCE_GROUP
 from services.controllers.claim_names import ClaimNameError, ClaimNotForPodError, check_is_for_pod, claim_name
 from services.driver import classic
-from services.driver.lifecycle import raise_if_cancelling
 from services.driver.metrics import DriverMetrics
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj
+from services.runtime.lifecycle import raise_if_cancelling
 from services.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
 
 log = logging.getLogger(__name__)

@@ -35,8 +35,8 @@ from typing import Any
 
 import yaml
 
-from services.api.validation.quantity import parse_quantity
-from services.api.validation.resource_slice import validate_device
+from services.api.admission.validation.quantity import parse_quantity
+from services.api.admission.validation.resource_slice import validate_device
 
 Device = dict[str, Any]
 

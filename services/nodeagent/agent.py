@@ -34,14 +34,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from services.api import status as st
-from services.api.registry import RESOURCE_GROUP
+from services.api.admission.authorization import node_user
+from services.api.machinery import status as st
+from services.api.types.registry import RESOURCE_GROUP
 from services.bus.port import Bus
 from services.controllers.claim_names import pod_claim_keys
-from services.driver.lifecycle import raise_if_cancelling, stop
-from services.driver.plugin_api import ClaimRef
-from services.driver.plugin_socket import PluginClient, PluginUnavailable, client_for
-from services.driver.service import node_user
+from services.kubeletplugin.api import ClaimRef
+from services.kubeletplugin.unix_socket import PluginClient, PluginUnavailable, client_for
 from services.nodeagent import node_object, pod_status
 from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
 from services.nodeagent.pod_claims import (
@@ -56,6 +55,7 @@ from services.nodeagent.pod_claims import (
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj
+from services.runtime.lifecycle import raise_if_cancelling, stop
 from services.runtime.snapshot import SnapshotStore
 from services.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
 

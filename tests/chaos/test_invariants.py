@@ -7,10 +7,10 @@ from typing import Any
 
 import pytest
 
-from services.chaos import invariants as inv
-from services.chaos.invariants import Acknowledged, check_all
-from services.chaos.node_selectors import node_selector_matches
-from services.chaos.records import TOMBSTONE, LogRecord
+from ops.chaoskit import invariants as inv
+from ops.chaoskit.invariants import Acknowledged, check_all
+from ops.chaoskit.node_selectors import node_selector_matches
+from ops.chaoskit.records import TOMBSTONE, LogRecord
 
 NS = "chaos"
 DRIVER = "gpu.example.com"

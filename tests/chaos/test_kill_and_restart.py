@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from services.chaos.run import kill_and_restart
+from ops.chaoskit.run import kill_and_restart
 
 
 class FakeSupervisor:

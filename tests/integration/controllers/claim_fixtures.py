@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.controllers.garbage_collector import GarbageCollector
 from services.controllers.manager import CONTROLLER_MANAGER_USER
 from services.controllers.metrics import ControllerMetrics

@@ -10,8 +10,8 @@ from typing import Any
 
 from claim_fixtures import NS, RG, claims_of, eventually, from_template, pod, recorded_names, template
 
-from services.api.admission import AdmissionChain, Attributes, View
-from services.api.authorization import CONTROLLER_MANAGER
+from services.api.admission.authorization import CONTROLLER_MANAGER
+from services.api.admission.chain import AdmissionChain, Attributes, View
 from services.apiserver.admission_chain import build_admission
 from services.bus.port import BEGINNING
 from services.controllers.manager import ControllerManager

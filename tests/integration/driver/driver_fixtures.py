@@ -16,10 +16,10 @@ from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
 from typing import Any, TypeVar
 
-from services.driver.lifecycle import stop
 from services.driver.service import DriverOptions, DriverService
 from services.nodeagent.agent import NodeAgent
 from services.runtime.client import Client
+from services.runtime.lifecycle import stop
 from services.testing.harness import LogHarness
 
 RG = "resource.k8s.io"

@@ -17,7 +17,7 @@ import yaml
 from demo_scheduler import demo_scheduler
 from driver_fixtures import RG, eventually, running, running_agent, running_driver
 
-from services.api import registry
+from services.api.types import registry
 from services.controllers.manager import ControllerManager
 from services.runtime.client import Client
 from services.testing.harness import LogHarness

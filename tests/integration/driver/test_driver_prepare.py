@@ -24,8 +24,8 @@ from driver_fixtures import (
 )
 
 from services.driver.checkpoint import PREPARE_COMPLETED, PREPARE_STARTED, Checkpoint
-from services.driver.plugin_api import ClaimRef, socket_path
-from services.driver.plugin_socket import PluginClient, registered_drivers
+from services.kubeletplugin.api import ClaimRef, socket_path
+from services.kubeletplugin.unix_socket import PluginClient, registered_drivers
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
 

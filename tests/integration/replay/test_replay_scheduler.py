@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 import yaml
 
-from services.api.feature_gates import FeatureGates
 from services.bus import open_bus
+from services.kube.feature_gates import FeatureGates
 from services.replay.scheduler_diff import RecordedAttempt, Window
 from services.replay.scheduler_replay import replay_scheduler
 from services.replay.scheduler_report import Report

@@ -17,9 +17,9 @@ from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from services.api.feature_gates import FeatureGates
 from services.apiserver.admission_chain import build_admission
 from services.bus.port import BEGINNING
+from services.kube.feature_gates import FeatureGates
 from services.runtime.client import Client
 from services.scheduler.decisions import Decision, read_decisions
 from services.scheduler.service import SchedulerConfig, SchedulerService

@@ -21,8 +21,8 @@ from typing import Any
 
 import orjson
 
-from services.api import status as st
-from services.api.registry import ResourceType, by_resource
+from services.api.machinery import status as st
+from services.api.types.registry import ResourceType, by_resource
 from services.apiserver.backend import ListResult, ObjectFilter, WatchEvent, WriteResult
 from topics.envelope import Request, object_key
 
@@ -391,7 +391,7 @@ class MemoryBackend:
 
 
 def _required(field: str, detail: str) -> Any:
-    from services.api.field_errors import ErrorType, FieldError
+    from services.api.machinery.field_errors import ErrorType, FieldError
 
     return FieldError(ErrorType.REQUIRED, field, detail=detail)
 

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 import yaml
 
-from services.api.registry import by_resource
+from services.api.types.registry import by_resource
 from services.apiserver.kubeconfig import write_kubeconfig
 
 DISPATCHER = "/usr/bin/kubectl"

@@ -7,7 +7,7 @@ from typing import Any
 
 import orjson
 
-from services.api.registry import by_resource
+from services.api.types.registry import by_resource
 
 PODS = "/api/v1/namespaces/ns/pods"
 TABLE = "application/json;as=Table;v=v1;g=meta.k8s.io,application/json"

@@ -6,9 +6,9 @@ from fractions import Fraction
 
 import pytest
 
-from services.api.cel import CelRuntimeError, compile, device_view, evaluate
-from services.api.cel import quantity as q
-from services.api.cel import semver as sv
+from services.kube.cel import CelRuntimeError, compile, device_view, evaluate
+from services.kube.cel import quantity as q
+from services.kube.cel import semver as sv
 
 
 @pytest.mark.parametrize(

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from services.api.validation.equality import semantic_equal
-from services.api.validation.quantity import parse_quantity
+from services.api.admission.validation.equality import semantic_equal
+from services.api.admission.validation.quantity import parse_quantity
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,1 @@
+"""Kubernetes semantics, one implementation each."""
