@@ -68,9 +68,9 @@ from services.controllers.reserved_for import (
     plan_release,
     should_delete_generated,
 )
-from services.controllers.workers import run_workers
 from services.kube.feature_gates import DRA_ADMIN_ACCESS
 from services.runtime.informer import Informer
+from services.runtime.workers import run_workers
 from services.runtime.workqueue import WorkQueue
 from topics.declarations import OBJECTS
 
@@ -181,7 +181,7 @@ class ResourceClaimController:
             self.sync,
             workers=self.workers,
             name=CONTROLLER_NAME,
-            metrics=self.metrics,
+            on_failure=self.metrics.sync_failed(CONTROLLER_NAME),
             expected=(SyncError, st.StatusError, ClaimNameError),
         )
 
