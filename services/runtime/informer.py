@@ -26,10 +26,11 @@ from typing import Any, NamedTuple, Protocol
 
 from services.bus.port import BEGINNING, Bus, BusUnavailable, Record
 from services.runtime import gc_pause
+from services.runtime.log_fold import MalformedRecord, read_change
 from services.runtime.metrics import MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import OBJECTS
-from topics.envelope import MalformedRecord, decode_event, split_key
+from topics.envelope import split_key
 
 log = logging.getLogger(__name__)
 
@@ -277,22 +278,19 @@ class Informer:
                 fut.set_result(None)
 
     def _apply(self, record: Record) -> None:
-        value = record.value
-        if value is None:
-            return  # a tombstone: the DELETED record before it did the work
         try:
-            key = (record.key or b"").decode()
-            group, resource, namespace, name = split_key(key)
-            type_, obj, request_id = decode_event(value)
-        except (MalformedRecord, UnicodeDecodeError) as exc:
+            read = read_change(record)
+        except MalformedRecord as exc:
             MALFORMED_RECORDS.labels(topic=record.topic).inc()
             log.warning(
                 "skipping malformed record",
                 extra={"topic": record.topic, "offset": record.offset, "error": str(exc)},
             )
             return
+        if read is None:
+            return  # a tombstone: the DELETED record before it did the work
+        type_, key, group, resource, namespace, name, obj, request_id = read
         offset = record.offset
-        obj["metadata"]["resourceVersion"] = str(offset)
         kind = (group, resource)
         store = self._stores.get(kind)
         if store is None:
