@@ -11,7 +11,7 @@ import asyncio
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,7 @@ from ops.compose.localize import LocalService, Plan, Settings, plan, with_prefix
 from ops.compose.model import ComposeError, ComposeFile, Healthcheck, duration, parse
 from ops.compose.order import levels, start_order, stop_waves
 from ops.compose.supervisor import StackError, Supervisor
+from tests.support.eventually import eventually
 
 BROKER = "127.0.0.1:40000"
 
@@ -303,14 +304,6 @@ def supervisor(*services: LocalService) -> tuple[Supervisor, list[str]]:
 
 SERVE = "import signal, sys, time, pathlib; pathlib.Path({flag!r}).touch(); signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); time.sleep(600)"
 FLAG_EXISTS = "import pathlib, sys; sys.exit(0 if pathlib.Path({flag!r}).exists() else 1)"
-
-
-async def eventually(condition: Callable[[], bool], timeout: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
 
 
 def alive(pid: int) -> bool:

@@ -14,7 +14,6 @@ from claim_fixtures import (
     claim,
     claim_controller,
     consumer,
-    eventually,
     from_template,
     pod,
     recorded_names,
@@ -23,6 +22,7 @@ from claim_fixtures import (
 
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 PROTECTION = "resource.kubernetes.io/delete-protection"
 HOLD = "example.com/hold"

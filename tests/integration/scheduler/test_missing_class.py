@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import time
 
-from scheduler_scenario import RG, claim, device_class, eventually, pod, running_stack
+from scheduler_scenario import RG, claim, device_class, pod, running_stack
 
 from services.scheduler import rejections
 from services.scheduler.queue import UNSCHEDULABLE_PODS
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 MISSING_CLASS_MESSAGE = (
     "0/1 nodes are available: request gpu: device class gpu.example.com does not exist. "
