@@ -22,6 +22,7 @@ from ops.compose.model import ComposeError, ComposeFile, Healthcheck, duration, 
 from ops.compose.order import levels, start_order, stop_waves
 from ops.compose.supervisor import StackError, Supervisor
 from tests.support.eventually import eventually
+from tests.support.processes import alive
 
 BROKER = "127.0.0.1:40000"
 
@@ -304,14 +305,6 @@ def supervisor(*services: LocalService) -> tuple[Supervisor, list[str]]:
 
 SERVE = "import signal, sys, time, pathlib; pathlib.Path({flag!r}).touch(); signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); time.sleep(600)"
 FLAG_EXISTS = "import pathlib, sys; sys.exit(0 if pathlib.Path({flag!r}).exists() else 1)"
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_conditions_order_the_start_and_down_stops_dependents_first(tmp_path: Path) -> None:

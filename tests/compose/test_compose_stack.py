@@ -31,6 +31,7 @@ import pytest
 
 from tests.support.eventually import eventually
 from tests.support.kubectl import Kubectl
+from tests.support.processes import alive
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 
@@ -94,14 +95,6 @@ def processes_mentioning(text: str) -> list[int]:
             if text.encode() in (entry / "cmdline").read_bytes():
                 found.append(int(entry.name))
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def stop(runner: Runner) -> int:

@@ -14,6 +14,7 @@ import pytest
 
 from ops.processes.supervised import Exit, ProcessSpec, Run, SupervisedProcess
 from tests.support.eventually import eventually
+from tests.support.processes import alive
 
 # Touch a file once its SIGTERM handler is in place, then wait to be signalled.
 SERVE = textwrap.dedent(
@@ -26,14 +27,6 @@ SERVE = textwrap.dedent(
         time.sleep(60)
     """
 )
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 def spec(tmp_path: Path, script: str, *args: str, grace: float = 5.0) -> ProcessSpec:
@@ -140,14 +133,7 @@ async def test_stop_reaches_the_whole_process_group(tmp_path: Path) -> None:
     text = await eventually(lambda: pidfile.exists() and pidfile.read_text(), what="the grandchild's pid")
     grandchild = int(text)
     await proc.stop()
-    await eventually(lambda: not alive(grandchild) or _zombie(grandchild), what="the grandchild gone")
-
-
-def _zombie(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
-    except OSError:
-        return False
+    await eventually(lambda: not alive(grandchild), what="the grandchild gone")
 
 
 async def test_a_start_after_the_stop_began_is_killed_at_once(tmp_path: Path) -> None:
@@ -200,4 +186,4 @@ def test_children_die_with_the_supervising_process(tmp_path: Path) -> None:
     finally:
         parent.kill()
         parent.wait()
-    asyncio.run(eventually(lambda: not alive(child) or _zombie(child), what="the orphaned child killed"))
+    asyncio.run(eventually(lambda: not alive(child), what="the orphaned child killed"))
