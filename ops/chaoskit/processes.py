@@ -11,9 +11,6 @@ own, SIGKILL when the run's own process dies. What is chaos's own is here: an
 exit on its own is a finding (counted, with the last error line of its output,
 restarted after a short backoff), and readiness is the component's health
 port (``/healthz``; ``/readyz`` for the apiserver).
-
-(This imports ``ops`` while the chaos tooling still sits in the installed
-package; it moves to ``ops`` next.)
 """
 
 from __future__ import annotations
