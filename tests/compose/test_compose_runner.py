@@ -303,7 +303,8 @@ def supervisor(*services: LocalService) -> tuple[Supervisor, list[str]]:
     return Supervisor(stack, report=events.append), events
 
 
-SERVE = "import signal, sys, time, pathlib; pathlib.Path({flag!r}).touch(); signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); time.sleep(600)"
+# The flag is touched once the SIGTERM handler is in place (a SIGTERM before it would end the child with -15).
+SERVE = "import signal, sys, time, pathlib; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); pathlib.Path({flag!r}).touch(); time.sleep(600)"
 FLAG_EXISTS = "import pathlib, sys; sys.exit(0 if pathlib.Path({flag!r}).exists() else 1)"
 
 
