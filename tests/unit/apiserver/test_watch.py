@@ -90,7 +90,7 @@ async def test_too_old_resource_version_is_an_error_event(client: Any, backend: 
 async def test_bookmarks_only_when_asked(client: Any, backend: Any) -> None:
     seed(backend, "a")
     resp = await client.get(PODS + f"?watch=1&resourceVersion={backend.rv}&allowWatchBookmarks=true")
-    await asyncio.sleep(0.05)
+    await backend.wait_for_watches(1)  # the backend's watch has started: the bookmark reaches it
     backend.send_bookmark()
     ev = await next_event(resp)
     assert ev == {
@@ -99,9 +99,9 @@ async def test_bookmarks_only_when_asked(client: Any, backend: Any) -> None:
     }
     resp.close()
     resp = await client.get(PODS + f"?watch=1&resourceVersion={backend.rv}")
-    await asyncio.sleep(0.05)
+    await backend.wait_for_watches(2)
     backend.send_bookmark()
-    seed(backend, "b")
+    seed(backend, "b")  # a later event: had the bookmark been passed on, it would come first
     ev = await next_event(resp)
     assert ev["type"] == "ADDED"  # the bookmark was not passed on
     resp.close()
