@@ -157,10 +157,7 @@ async def test_watch_limit_per_user(make_client: Any, backend: Any) -> None:
     assert r.headers["Retry-After"] == "1"
     assert (await r.json())["reason"] == "TooManyRequests"
     resp.close()
-    for _ in range(50):  # the server notices the closed stream and frees the slot
-        await asyncio.sleep(0.02)
-        if backend.open_watches == 0:
-            break
+    await backend.wait_for_open_watches(0)  # the server noticed the closed stream and freed the slot
     r = await client.get(PODS + "?watch=1&timeoutSeconds=1")
     assert r.status == 200
     r.close()
