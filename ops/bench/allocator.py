@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from services.scheduler.allocator import Allocator, SelectorCache, SliceIndex
+from services.kube.structured import Allocator, SelectorCache, SliceIndex
 
 DRIVER = "gpu.example.com"
 Obj = dict[str, Any]

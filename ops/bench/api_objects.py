@@ -1,12 +1,12 @@
 """The write path's per-object cost at the API edge: decode + validate + encode.
 
 Why this benchmark exists: every create/update passes through
-`services.api.codec.decode_object` (strict decoding), defaulting, validation
+`services.api.machinery.codec.decode_object` (strict decoding), defaulting, validation
 and the JSON encode that goes into the log record, so their cost bounds the
 committer's throughput. Objects: a DRA Pod, a ResourceClaim with every field,
 and a ResourceSlice with 128 devices.
 
-Validation is `services.api.validation.validate_create(rt, obj)` when it is
+Validation is `services.api.admission.validation.validate_create(rt, obj)` when it is
 importable; otherwise the column is skipped with a note.
 
 Run: ``.venv/bin/python ops/bench/api_objects.py [--rounds N] [--best]``. Prints the
@@ -30,19 +30,20 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import orjson
 
-from services.api import registry, samples
-from services.api.codec import decode_object, encode_object
-from services.api.defaults import apply_defaults
+from services.api.admission.defaults import apply_defaults
+from services.api.machinery.codec import decode_object, encode_object
+from services.api.types import registry
+from tests.support import samples
 
 Validate = Callable[[registry.ResourceType, dict[str, Any]], list[Any]]
 
 
 def _validator() -> tuple[Validate | None, str]:
     try:
-        from services.api.validation import validate_create  # type: ignore[attr-defined,unused-ignore]
+        from services.api.admission.validation import validate_create  # type: ignore[attr-defined,unused-ignore]
     except ImportError as exc:
-        return None, f"validation not measured: services.api.validation.validate_create is not importable yet ({exc})"
-    return validate_create, "validation: services.api.validation.validate_create"
+        return None, f"validation not measured: validate_create is not importable ({exc})"
+    return validate_create, "validation: services.api.admission.validation.validate_create"
 
 
 def _measure(fn: Callable[[], Any], *, rounds: int, target_s: float = 0.05, best: bool = False) -> float:

@@ -4,7 +4,7 @@ Candidates (each wrapped in the smallest adapter that gives it the DRA
 ``device`` variable and the quantity/semver functions):
 
 * ``cel-expr-python`` — Google's C++ runtime; the adapter *is*
-  ``services.api.cel`` (typed checker + runtime, missing domain → empty map);
+  ``services.kube.cel`` (typed checker + runtime, missing domain → empty map);
 * ``cel-python`` (``celpy``) — pure Python, lark parser, no checker;
 * ``common-expression-language`` (``cel``) — Rust bindings, no checker.
 
@@ -33,10 +33,10 @@ from typing import Any
 # ``import cel`` finds the Rust bindings, not this script.
 sys.path[:] = [p for p in sys.path if not p.rstrip("/").endswith("ops/bench")]
 
-from services.api.cel import compiler as draplane_compiler  # noqa: E402
-from services.api.cel import device_view, evaluate  # noqa: E402
-from services.api.cel import semver as sv  # noqa: E402
 from services.kube import quantity as q  # noqa: E402
+from services.kube.cel import compiler as draplane_compiler  # noqa: E402
+from services.kube.cel import device_view, evaluate  # noqa: E402
+from services.kube.cel import semver as sv  # noqa: E402
 
 DRIVER = "gpu.example.com"
 

@@ -28,9 +28,8 @@ import msgspec
 import orjson
 import pydantic
 
-from services.api import samples
-from services.api.models import K8sStruct, core_v1, resource_v1alpha3
-from services.api.models.base import (
+from services.api.types import K8sStruct, core_v1, resource_v1alpha3
+from services.api.types.base import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
@@ -39,7 +38,8 @@ from services.api.models.base import (
     RFC3339_MICRO_PATTERN,
     RFC3339_PATTERN,
 )
-from services.api.models.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node
+from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node
+from tests.support import samples
 
 # python-re: the same regex engine (and patterns) msgspec uses.
 _CONFIG = pydantic.ConfigDict(extra="forbid", strict=True, populate_by_name=False, regex_engine="python-re")

@@ -7,10 +7,10 @@ on every write, so every path — REST, component clients, replays — gets it.
 
 from __future__ import annotations
 
-from services.api.admission import AdmissionChain, AdmissionPlugin
-from services.api.admission_plugins import Defaulting, DropDisabledFields, Validation
-from services.api.authorization import Authorizer, NodeRestriction
-from services.api.feature_gates import FeatureGates
+from services.api.admission.authorization import Authorizer, NodeRestriction
+from services.api.admission.chain import AdmissionChain, AdmissionPlugin
+from services.api.admission.plugins import Defaulting, DropDisabledFields, Validation
+from services.kube.feature_gates import FeatureGates
 
 
 def build_admission(*, gates: FeatureGates | None = None, anonymous_writes: bool = False) -> AdmissionChain:

@@ -1,17 +1,17 @@
 """The API machinery the committer core needs, bound to its protocols.
 
 The core stays independent of how patches are applied, objects decoded or
-managed fields tracked; these adapters plug in `services.api.patch` and
-`services.api.codec`.
+managed fields tracked; these adapters plug in `services.api.machinery.patch` and
+`services.api.machinery.codec`.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from services.api.codec import decode_object
-from services.api.patch import patch_object, track_update
-from services.api.registry import ResourceType
+from services.api.machinery.codec import decode_object
+from services.api.machinery.patch import patch_object, track_update
+from services.api.types.registry import ResourceType
 from services.runtime.committer_core import CommitterCore
 
 Obj = dict[str, Any]

@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from services.api import registry
-from services.api.registry import ResourceType
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 
 GIT_VERSION = "v1.31.0-draplane"
 

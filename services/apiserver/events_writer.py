@@ -15,7 +15,7 @@ import dataclasses
 import uuid
 from typing import Any
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.apiserver.backend import WriteResult
 from services.bus.port import Bus, OutRecord, Producer
 from services.runtime.committer_core import CommitterCore

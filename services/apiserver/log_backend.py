@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from services.api import status as st
-from services.api.registry import ResourceType
+from services.api.machinery import status as st
+from services.api.types.registry import ResourceType
 from services.apiserver.backend import ListResult, ObjectFilter, WatchEvent, WriteResult
 from services.apiserver.events_writer import EventsWriter
 from services.apiserver.watch_cache import WatchCache

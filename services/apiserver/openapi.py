@@ -10,7 +10,7 @@ kubectl reads OpenAPI before it writes (see the kubectl 1.32 request notes):
   ``x-kubernetes-patch-merge-key`` / ``x-kubernetes-patch-strategy``;
 - ``kubectl explain`` prints the schemas.
 
-The schemas come from walking the msgspec models (`services.api.models`) with
+The schemas come from walking the msgspec models (`services.api.types`) with
 ``msgspec.inspect``: struct → object with properties, ``Int32`` → integer
 int32, ``Time`` → date-time, Quantity / IntOrString → Kubernetes' shared
 definitions. The patch-strategy and list-type markers Kubernetes declares in
@@ -27,11 +27,10 @@ from typing import Any
 import msgspec
 import orjson
 
-from services.api import registry
-from services.api.models import MODELS
-from services.api.models import core_v1 as core_models
-from services.api.models import meta as meta_models
-from services.api.registry import ResourceType
+from services.api.types import MODELS, registry
+from services.api.types import core_v1 as core_models
+from services.api.types import meta as meta_models
+from services.api.types.registry import ResourceType
 from services.apiserver.discovery import Document
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -44,9 +43,9 @@ V3_REF = "#/components/schemas/"
 V2_REF = "#/definitions/"
 
 _MODULE_PREFIX = {
-    "services.api.models.meta": META,
-    "services.api.models.core_v1": "io.k8s.api.core.v1.",
-    "services.api.models.resource_v1alpha3": "io.k8s.api.resource.v1alpha3.",
+    "services.api.types.meta": META,
+    "services.api.types.core_v1": "io.k8s.api.core.v1.",
+    "services.api.types.resource_v1alpha3": "io.k8s.api.resource.v1alpha3.",
 }
 
 _MERGE = "x-kubernetes-patch-strategy"

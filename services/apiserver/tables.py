@@ -16,7 +16,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any
 
-from services.api.registry import ResourceType
+from services.api.types.registry import ResourceType
 
 Cell = str | int | float | bool | None
 Row = list[Cell]

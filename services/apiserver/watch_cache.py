@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.runtime.informer import Change, Informer
 
 Obj = dict[str, Any]

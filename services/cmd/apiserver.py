@@ -15,7 +15,7 @@ from services.cmd.common import (
     default_bus,
     parse_gates,
     parse_listen,
-    run_until_signalled,
+    until_signalled_or_died,
 )
 from services.runtime.logs import setup_logging
 from services.runtime.metrics_server import serve_metrics
@@ -69,18 +69,18 @@ def run(args: argparse.Namespace) -> int:
     setup_logging("apiserver", level=args.log_level, json=not args.plain_logs)
     config = config_from(args)
 
-    async def main() -> None:
+    async def main() -> int:
         server = Apiserver(config)
         await server.start()
-        metrics = await serve_metrics(args.metrics_listen, [], healthy=server.ready) if args.metrics_listen else None
+        checks = server.checks()
+        metrics = await serve_metrics(args.metrics_listen, [], checks=checks) if args.metrics_listen else None
         try:
             await server.wait_ready()
             print(f"apiserver ready on {server.port}", flush=True)
-            await run_until_signalled()
+            return await until_signalled_or_died(server.tasks, name="apiserver")
         finally:
+            await server.stop()  # while /healthz still answers (and says what died)
             if metrics is not None:
                 await metrics.cleanup()
-            await server.stop()
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())

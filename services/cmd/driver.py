@@ -1,5 +1,103 @@
-"""`draplane driver`: the DRA driver of one node (see services.driver.command)."""
+"""``draplane driver``: the command line of the DRA driver.
 
-from services.driver.command import add_parser
+Why this module exists: the flags and their defaults belong with the driver;
+``services/cmd`` only needs ``add_parser`` to expose the subcommand::
 
-__all__ = ["add_parser"]
+    draplane driver --node node-1 [--driver gpu.example.com] [--inventory FILE]
+                    [--state-dir DIR] [--control-plane] [--decommission] ...
+    draplane driver --control-plane            # only the classic controller
+
+SIGTERM and SIGINT stop the driver cleanly (socket removed, checkpoint
+closed; slices deleted with ``--decommission-on-exit``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+from pathlib import Path
+
+from services.bus import open_bus
+from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus
+from services.cmd.component import run_component
+from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService
+from services.runtime.logs import setup_logging
+from services.runtime.snapshot import SnapshotStore
+from topics.declarations import declarations
+
+
+def default_state_dir(data: str, node: str) -> Path:
+    """A node's state directory (its "/var/lib/kubelet"): ``<data>/nodes/<node>``."""
+    return Path(data) / "nodes" / (node or "control-plane")
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    add_bus_argument(p)
+    add_common_arguments(p)
+    p.add_argument("--data", default=DEFAULT_DATA, help="data directory (default state dirs live under it)")
+    p.add_argument("--node", default=os.environ.get("NODE_NAME", ""), help="the node this driver serves ($NODE_NAME)")
+    p.add_argument("--driver", default=DEFAULT_DRIVER, help=f"the driver name (default {DEFAULT_DRIVER})")
+    p.add_argument("--inventory", type=Path, help="YAML inventory of devices (default: dra-example-driver's 8 GPUs)")
+    p.add_argument("--num-devices", type=int, default=8, help="GPUs in the default inventory (default 8)")
+    p.add_argument(
+        "--state-dir", type=Path, help="the node's state directory, shared with its node agent (<data>/nodes/<node>)"
+    )
+    p.add_argument("--cdi-root", type=Path, help="where CDI spec files go (default <state-dir>/cdi)")
+    p.add_argument("--nvidia-smi", default="nvidia-smi", help="nvidia-smi to discover real GPUs with")
+    p.add_argument("--no-nvidia-smi", action="store_true", help="never discover hardware; use the inventory")
+    p.add_argument(
+        "--control-plane",
+        action="store_true",
+        help="be the classic DRA control-plane controller for claims with spec.controller = --driver "
+        "(run it in one driver process only)",
+    )
+    p.add_argument("--decommission", action="store_true", help="delete this node's ResourceSlices and exit")
+    p.add_argument("--decommission-on-exit", action="store_true", help="delete the ResourceSlices when stopping")
+    p.add_argument("--metrics-listen", default="", help="HOST:PORT to serve /metrics and /healthz on")
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    p = sub.add_parser("driver", help="a DRA driver: ResourceSlices, prepare/unprepare with CDI, classic controller")
+    add_arguments(p)
+    p.set_defaults(run=run)
+
+
+def options_from(args: argparse.Namespace) -> DriverOptions:
+    return DriverOptions(
+        node=args.node,
+        driver=args.driver,
+        state_dir=args.state_dir or default_state_dir(args.data, args.node),
+        inventory=args.inventory,
+        num_devices=args.num_devices,
+        nvidia_smi=None if args.no_nvidia_smi else args.nvidia_smi,
+        cdi_root=args.cdi_root,
+        control_plane=args.control_plane,
+        decommission_on_exit=args.decommission_on_exit,
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if not args.node and (args.decommission or not args.control_plane):
+        raise SystemExit("draplane driver: --node is required (unless only --control-plane runs)")
+    setup_logging("driver", level=args.log_level, json=not args.plain_logs)
+    options = options_from(args)
+    url = args.bus or default_bus(args.data)
+
+    async def main() -> int:
+        bus = open_bus(url)
+        await bus.start()
+        try:
+            await bus.ensure_topics(declarations())
+            snapshot = SnapshotStore(options.state_dir / "driver" / f"{options.driver}-view.db")
+            service = DriverService(bus, options, snapshot=snapshot)
+            if args.decommission:
+                await service.decommission()
+                return 0
+            return await run_component(
+                "driver", service.run(), [service.registry], args.metrics_listen, service.ready.is_set
+            )
+        finally:
+            await bus.close()
+
+    return asyncio.run(main())

@@ -19,11 +19,11 @@ from typing import Any
 import orjson
 import yaml
 
-from services.api import registry
-from services.api.feature_gates import FeatureGateError, FeatureGates
+from services.api.types import registry
 from services.bus import open_bus
 from services.bus.port import BusError
 from services.cmd.common import DEFAULT_DATA, add_bus_argument, default_bus
+from services.kube.feature_gates import FeatureGateError, FeatureGates
 from services.replay import get_output
 from services.replay.output import TABLE_HEADER, ReplayedRecord, render
 from services.replay.overrides import Rewrite, rewrite_with

@@ -7,7 +7,7 @@ Kubernetes. The committer only marks an owner (``foregroundDeletion`` or
 ``orphan`` finalizer plus ``deletionTimestamp``); this collector does the rest.
 
 It keeps no graph of its own. The shared informer already holds every object
-of every resource in `services.api.registry`, so an index by owner uid gives
+of every resource in `services.api.types.registry`, so an index by owner uid gives
 the dependents and a lookup by kind and name gives the owners. Because the log
 is totally ordered and an owner's uid exists before any reference to it, an
 owner that the informer does not have (while it has the dependent) is gone:
@@ -23,9 +23,9 @@ import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from services.api import registry
-from services.api import status as st
-from services.api.registry import ResourceType
+from services.api.machinery import status as st
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 from services.controllers.metrics import ControllerMetrics
 from services.controllers.mutation_cache import indexed
 from services.controllers.object_edits import (
@@ -50,8 +50,8 @@ from services.controllers.ownership import (
     uid_of,
 )
 from services.controllers.ports import Writer
-from services.controllers.workers import run_workers
 from services.runtime.informer import Informer, by_owner_uid
+from services.runtime.workers import run_workers
 from services.runtime.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class GarbageCollector:
             self.sync,
             workers=self.workers,
             name=CONTROLLER_NAME,
-            metrics=self.metrics,
+            on_failure=self.metrics.sync_failed(CONTROLLER_NAME),
             describe="/".join,
             expected=(st.StatusError,),
         )

@@ -4,7 +4,7 @@ Why this module exists: the controllers honour gates (``DRAAdminAccess`` for
 templates) and accept either the API's `FeatureGates` (anything with
 ``enabled(name)``) or a plain mapping of gate names to booleans (tests, the
 CLI). A gate that is not set takes the project default from
-`services.api.feature_gates.KNOWN_FEATURES`, so every component agrees on
+`services.kube.feature_gates.KNOWN_FEATURES`, so every component agrees on
 defaults (``DRAAdminAccess`` is off, as in Kubernetes 1.32).
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Protocol, runtime_checkable
 
-from services.api.feature_gates import KNOWN_FEATURES
+from services.kube.feature_gates import KNOWN_FEATURES
 
 
 @runtime_checkable

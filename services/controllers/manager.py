@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 from prometheus_client import CollectorRegistry
 
-from services.api.authorization import CONTROLLER_MANAGER
+from services.api.admission.authorization import CONTROLLER_MANAGER
 from services.bus.port import Bus
 from services.controllers.garbage_collector import DEFAULT_WORKERS as DEFAULT_GC_WORKERS
 from services.controllers.garbage_collector import GarbageCollector

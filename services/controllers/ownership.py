@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
-from services.api import registry
-from services.api.registry import ResourceType
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 
 Obj = Mapping[str, Any]
 

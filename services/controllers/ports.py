@@ -15,7 +15,7 @@ Obj = dict[str, Any]
 
 
 class Writer(Protocol):
-    """The writes the controllers make; each raises `services.api.status.StatusError` on failure."""
+    """The writes the controllers make; each raises `services.api.machinery.status.StatusError` on failure."""
 
     async def create(self, group: str, resource: str, obj: Obj, *, namespace: str = "", **options: Any) -> Obj: ...
 

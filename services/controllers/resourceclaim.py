@@ -29,9 +29,8 @@ import logging
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
-from services.api import status as st
-from services.api.feature_gates import DRA_ADMIN_ACCESS
-from services.api.registry import RESOURCE_GROUP
+from services.api.machinery import status as st
+from services.api.types.registry import RESOURCE_GROUP
 from services.controllers.gates import Gates, gate_enabled
 from services.controllers.generated_claims import (
     claim_statuses_patch,
@@ -59,7 +58,7 @@ from services.controllers.reserved_for import (
     plan_release,
     should_delete_generated,
 )
-from services.controllers.workers import run_workers
+from services.kube.feature_gates import DRA_ADMIN_ACCESS
 from services.kube.resourceclaim import (
     ClaimNameError,
     ClaimNotFoundError,
@@ -71,6 +70,7 @@ from services.kube.resourceclaim import (
     pod_claim_keys,
 )
 from services.runtime.informer import Informer
+from services.runtime.workers import run_workers
 from services.runtime.workqueue import WorkQueue
 from topics.declarations import OBJECTS
 
@@ -181,7 +181,7 @@ class ResourceClaimController:
             self.sync,
             workers=self.workers,
             name=CONTROLLER_NAME,
-            metrics=self.metrics,
+            on_failure=self.metrics.sync_failed(CONTROLLER_NAME),
             expected=(SyncError, st.StatusError, ClaimNameError),
         )
 

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.scheduler.allocator import AllocationError, Allocator, DeviceID
+from services.kube.structured import AllocationError, Allocator, DeviceID
 
 Obj = dict[str, Any]
 

@@ -35,7 +35,7 @@ from typing import Any
 
 import yaml
 
-from services.api.validation.resource_slice import validate_device
+from services.api.admission.validation.resource_slice import validate_device
 from services.kube.quantity import wire_quantity
 
 Device = dict[str, Any]

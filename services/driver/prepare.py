@@ -27,8 +27,8 @@ from services.driver import cdi
 from services.driver.cdi_files import CdiDirectory
 from services.driver.checkpoint import PREPARE_COMPLETED, PREPARE_STARTED, Checkpoint
 from services.driver.metrics import DriverMetrics
-from services.driver.plugin_api import PREPARE, ClaimRef, ClaimResult, Request, Response
 from services.driver.prepared import PreparedDevice, PrepareError, plan_claim, reserved_on_node
+from services.kubeletplugin.api import PREPARE, ClaimRef, ClaimResult, Request, Response
 
 log = logging.getLogger(__name__)
 

@@ -18,13 +18,13 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
-from services.api import status as st
-from services.api.registry import RESOURCE_GROUP
-from services.driver.lifecycle import raise_if_cancelling
+from services.api.machinery import status as st
+from services.api.types.registry import RESOURCE_GROUP
 from services.driver.metrics import DriverMetrics
 from services.driver.slices import node_owner, plan_slices
 from services.runtime.client import Client
 from services.runtime.informer import Informer, Obj
+from services.runtime.lifecycle import raise_if_cancelling
 
 log = logging.getLogger(__name__)
 

@@ -27,22 +27,22 @@ from typing import Any
 
 from prometheus_client import CollectorRegistry
 
-from services.api.authorization import DRA_CONTROLLER, NODE_PREFIX, NODES_GROUP
-from services.api.registry import RESOURCE_GROUP
+from services.api.admission.authorization import DRA_CONTROLLER, node_user
+from services.api.types.registry import RESOURCE_GROUP
 from services.bus.port import Bus
 from services.driver.cdi_files import CdiDirectory
 from services.driver.checkpoint import Checkpoint
 from services.driver.controller import RECHECK_DELAY, ClassicController
-from services.driver.lifecycle import stop
 from services.driver.metrics import DriverMetrics
 from services.driver.nvidia import Discovery, discover_devices
-from services.driver.plugin_api import ClaimRef, plugins_dir, socket_path
-from services.driver.plugin_socket import PluginServer
 from services.driver.prepare import FaultHook, Preparer
 from services.driver.publisher import SlicePublisher
+from services.kubeletplugin.api import ClaimRef, plugins_dir, socket_path
+from services.kubeletplugin.unix_socket import PluginServer
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer
+from services.runtime.lifecycle import stop
 from services.runtime.snapshot import SnapshotStore
 from topics.envelope import UserInfo
 
@@ -54,14 +54,10 @@ DRA_CONTROLLER_USER = UserInfo(
 )
 
 
-def node_user(node: str) -> UserInfo:
-    """The identity a node's components (driver, node agent) write with."""
-    return UserInfo(f"{NODE_PREFIX}{node}", (NODES_GROUP, "system:authenticated"))
-
 
 @dataclass
 class DriverOptions:
-    """What one driver process serves (see `services.driver.command` for the flags)."""
+    """What one driver process serves (see `services.cmd.driver` for the flags)."""
 
     node: str = ""
     driver: str = DEFAULT_DRIVER

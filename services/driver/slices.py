@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.api.registry import RESOURCE_GROUP, V1ALPHA3
+from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
 
 Obj = dict[str, Any]
 

@@ -3,8 +3,8 @@
 Every component (apiserver, scheduler, controllers, driver, node agent, chaos)
 imports these rules from here instead of keeping its own copy, so two copies
 cannot drift apart. Everything here is pure: plain values and wire dicts in,
-values or exceptions out, no I/O, no awaits, and no imports from the rest of
-``services``. Each module says which upstream package it mirrors:
+values or exceptions out, no I/O, no awaits. Each module says which upstream
+package it mirrors:
 
 - `quantity`: ``resource.Quantity`` (k8s.io/apimachinery/pkg/api/resource);
 - `names`: name and label formats (k8s.io/apimachinery/pkg/util/validation);
@@ -14,5 +14,8 @@ values or exceptions out, no I/O, no awaits, and no imports from the rest of
   k8s.io/apimachinery/pkg/labels);
 - `resourceclaim`: the claim behind a pod claim and who may use it
   (k8s.io/dynamic-resource-allocation/resourceclaim, and the checks of the
-  scheduler's dynamicresources plugin).
+  scheduler's dynamicresources plugin);
+- `cel`: the DRA CEL environment (k8s.io/dynamic-resource-allocation/cel);
+- `structured`: the structured allocator (k8s.io/dynamic-resource-allocation/structured);
+- `feature_gates`: the DRA feature gates.
 """

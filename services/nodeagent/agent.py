@@ -34,14 +34,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from services.api import status as st
-from services.api.registry import RESOURCE_GROUP
+from services.api.admission.authorization import node_user
+from services.api.machinery import status as st
+from services.api.types.registry import RESOURCE_GROUP
 from services.bus.port import Bus
-from services.driver.lifecycle import raise_if_cancelling, stop
-from services.driver.plugin_api import ClaimRef
-from services.driver.plugin_socket import PluginClient, PluginUnavailable, client_for
-from services.driver.service import node_user
 from services.kube.resourceclaim import known_claim_names, pod_claim_keys
+from services.kubeletplugin.api import ClaimRef
+from services.kubeletplugin.unix_socket import PluginClient, PluginUnavailable, client_for
 from services.nodeagent import node_object, pod_status
 from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
 from services.nodeagent.pod_claims import (
@@ -55,8 +54,10 @@ from services.nodeagent.pod_claims import (
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj
+from services.runtime.lifecycle import raise_if_cancelling, stop
 from services.runtime.snapshot import SnapshotStore
-from services.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from services.runtime.workers import run_workers
+from services.runtime.workqueue import ExponentialBackoff, WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -172,8 +173,16 @@ class NodeAgent:
             await self.register()
             tasks.append(asyncio.create_task(self._heartbeats(), name=f"heartbeat-{self.node}"))
             tasks.append(asyncio.create_task(self._reconciles(), name=f"claim-reconcile-{self.node}"))
-            for i in range(self.workers):
-                tasks.append(asyncio.create_task(self._worker(), name=f"podworker-{self.node}-{i}"))
+            workers = run_workers(
+                self.queue,
+                self.sync,
+                workers=self.workers,
+                name=f"podworker-{self.node}",
+                on_failure=self._failed,
+                describe="/".join,
+                expected=(PrepareFailed, PodClaimsError),
+            )
+            tasks.append(asyncio.create_task(workers, name=f"podworkers-{self.node}"))
             self.ready.set()
             log.info("node agent ready", extra={"node": self.node, "pods": len(self.pods_here())})
             await asyncio.gather(*tasks)
@@ -259,27 +268,12 @@ class NodeAgent:
 
     # -- pods -------------------------------------------------------------------
 
-    async def _worker(self) -> None:
-        while True:
-            raise_if_cancelling()
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self.sync(key)
-            except asyncio.CancelledError:
-                raise
-            except (PrepareFailed, PodClaimsError) as err:
-                pod = self.informer.store("", "pods").get(*key)
-                if pod is not None:
-                    await self.recorder.record(pod, "Warning", FAILED_PREPARE_REASON, f"{FAILED_PREPARE_PREFIX}{err}")
-                self.queue.add_rate_limited(key)
-            except Exception as err:
-                log.warning("pod sync failed", extra={"pod": "/".join(key), "error": str(err)})
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+    async def _failed(self, key: Key, err: Exception) -> None:
+        """kubelet's ``FailedPrepareDynamicResources`` event for a failed prepare (the key is retried anyway)."""
+        if isinstance(err, (PrepareFailed, PodClaimsError)):
+            pod = self.informer.store("", "pods").get(*key)
+            if pod is not None:
+                await self.recorder.record(pod, "Warning", FAILED_PREPARE_REASON, f"{FAILED_PREPARE_PREFIX}{err}")
 
     async def sync(self, key: Key) -> None:
         """Bring one pod (by namespace and name) to where it should be on this node."""
@@ -290,7 +284,6 @@ class NodeAgent:
             await self._release(running.uid, key[0], running.claims)  # the pod we ran is gone
             del self._pods[key]
         if pod is None or not mine:
-            self.queue.forget(key)
             return
         phase = (pod.get("status") or {}).get("phase")
         if _meta(pod).get("deletionTimestamp"):
@@ -300,7 +293,6 @@ class NodeAgent:
             self._pods.pop(key, None)
         else:
             await self._run_pod(key, pod)
-        self.queue.forget(key)
 
     async def _run_pod(self, key: Key, pod: Obj) -> None:
         uid = str(_meta(pod)["uid"])

@@ -18,7 +18,7 @@ from typing import Any
 
 import yaml
 
-from services.api.registry import ResourceType
+from services.api.types.registry import ResourceType
 from services.apiserver import tables
 
 FORMATS = ("table", "wide", "name", "json", "yaml")

@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.scheduler.client import MERGE_PATCH, ResourceRef
 
 Lookup = Callable[[ResourceRef, str, str], Mapping[str, Any] | None]  # (resource, namespace, name)

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from services.api import registry
+from services.api.types import registry
 
 Obj = dict[str, Any]
 Rewrite = Callable[[str, str, Obj], Obj]  # (group, plural, recorded object) -> the object the replay sees

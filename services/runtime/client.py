@@ -18,9 +18,9 @@ import time
 import uuid
 from typing import Any
 
-from services.api import registry
-from services.api import status as st
-from services.api.registry import ResourceType
+from services.api.machinery import status as st
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 from services.bus.port import Bus, OutRecord
 from services.runtime.informer import Informer
 from services.runtime.metrics import CLIENT_REQUEST_SECONDS

@@ -29,7 +29,7 @@ from typing import Any
 
 import orjson
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.bus.port import (
     Bus,
     BusUnavailable,

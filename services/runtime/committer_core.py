@@ -23,12 +23,12 @@ from typing import Any, Protocol
 
 import orjson
 
-from services.api import registry
-from services.api import status as st
-from services.api.admission import AdmissionChain, Attributes
-from services.api.decode_errors import json_kind
-from services.api.field_errors import forbidden, required
-from services.api.registry import ResourceType
+from services.api.admission.chain import AdmissionChain, Attributes
+from services.api.machinery import status as st
+from services.api.machinery.decode_errors import json_kind
+from services.api.machinery.field_errors import forbidden, required
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 from services.runtime.committer_state import PENDING, Index, Obj, Staged
 from topics.envelope import EventType, Request, object_key
 

@@ -14,6 +14,12 @@ MALFORMED_RECORDS = Counter(
     ["topic"],
 )
 
+INFORMER_HANDLER_FAILURES = Counter(
+    "draplane_informer_handler_failures_total",
+    "Informer handler calls that raised; the informer logged the traceback and went on with the next record.",
+    ["resource", "handler"],
+)
+
 COMMITTED_REQUESTS = Counter(
     "draplane_committer_requests_total",
     "Requests the committer answered, by operation and HTTP code.",

@@ -20,7 +20,7 @@ import copy
 from collections.abc import Mapping
 from typing import Any
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.runtime.client import Client
 from services.scheduler.client import MERGE_PATCH, ResourceRef
 from topics.declarations import OBJECTS

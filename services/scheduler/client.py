@@ -3,7 +3,7 @@
 The scheduler never talks to the log directly: plugins that write (binding,
 claim allocation and reservation, PodSchedulingContext) use an injected
 ``APIClient`` whose methods return the object as stored, or raise
-``services.api.status.StatusError`` with the Kubernetes Status (409 Conflict,
+``services.api.machinery.status.StatusError`` with the Kubernetes Status (409 Conflict,
 404 NotFound …). Reads go through plain listers over the informers' stores.
 The lead wires both onto ``services.runtime``; tests use an in-memory fake.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Protocol
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 
 Obj = Mapping[str, Any]
 ResourceRef = tuple[str, str]  # (group, plural)

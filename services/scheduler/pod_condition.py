@@ -22,7 +22,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.runtime.client import Client
 
 log = logging.getLogger(__name__)

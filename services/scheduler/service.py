@@ -45,15 +45,15 @@ from typing import Any
 from prometheus_client import CollectorRegistry, generate_latest
 from prometheus_client import registry as prom_registry
 
-from services.api.authorization import SCHEDULER
-from services.api.feature_gates import FeatureGates
+from services.api.admission.authorization import SCHEDULER
 from services.bus.port import Bus, OutRecord
+from services.kube.feature_gates import FeatureGates
+from services.kube.structured import Features
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder, event_key
 from services.runtime.informer import Informer, Obj
 from services.runtime.snapshot import SnapshotStore
 from services.scheduler import decisions
-from services.scheduler.allocator import Features
 from services.scheduler.api_client import LogAPIClient
 from services.scheduler.cache import CacheError
 from services.scheduler.client import APIClient

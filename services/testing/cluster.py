@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
-from services.api.feature_gates import FeatureGates
+from services.kube.feature_gates import FeatureGates
 from services.testing.backends import DEFAULT_KAFKA_IMAGE, Backend, choose
 
 if TYPE_CHECKING:
@@ -107,7 +107,7 @@ class ClusterClient:
 
     def resource(self, kind: str, api_version: str | None = None) -> Any:
         """The dynamic client's resource for a kind, plural or short name (``pods``, ``ResourceClaim``, ``po``)."""
-        from services.api import registry
+        from services.api.types import registry
         from services.replay.selection import resolve_kind
 
         group, plural = resolve_kind(kind)

@@ -15,7 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from services.api.admission import AdmissionChain
+from services.api.admission.chain import AdmissionChain
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
 from services.bus import open_bus

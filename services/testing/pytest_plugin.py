@@ -82,7 +82,7 @@ def option(config: pytest.Config, name: str) -> str:
 
 
 def options_from(config: pytest.Config) -> ClusterOptions:
-    from services.api.feature_gates import FeatureGateError, FeatureGates
+    from services.kube.feature_gates import FeatureGateError, FeatureGates
     from services.testing.backends import BACKENDS, DEFAULT_KAFKA_IMAGE
     from services.testing.cluster import ClusterOptions
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 
-from services.api import registry
-from services.api.validation import validate_create
-from services.chaos import workload
+from ops.chaoskit import workload
+from services.api.admission.validation import validate_create
+from services.api.types import registry
 
 
 def plan(seed: int = 7, count: int = 200) -> list[workload.Item]:

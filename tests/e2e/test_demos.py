@@ -26,8 +26,8 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from services.api.feature_gates import FeatureGates
 from services.apiserver.kubeconfig import write_kubeconfig
+from services.kube.feature_gates import FeatureGates
 from services.stack import LocalStack, StackConfig
 from tests.support.kubectl import Kubectl
 

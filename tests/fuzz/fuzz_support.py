@@ -30,9 +30,9 @@ import yarl
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
-from services.api import registry
-from services.api.patch.errors import GENERIC_422_MESSAGE
-from services.api.registry import ResourceType
+from services.api.machinery.patch.errors import GENERIC_422_MESSAGE
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 
 # Cases sent to the REST API (and pure property checks), by test; answers by (test, HTTP status).
 CASES: Counter[str] = Counter()

@@ -1,6 +1,6 @@
 """Hostile request bodies: valid manifests of every kind, mutated, and JSON no encoder would write.
 
-A case starts from a realistic valid manifest (`services.api.samples`) and
+A case starts from a realistic valid manifest (`tests.support.samples`) and
 applies one to three mutations at random places of its tree: drop a field,
 replace it with any JSON or with a value of the wrong type, a huge string,
 deep nesting, odd unicode (lone surrogates, bidi controls, NUL), extreme
@@ -23,8 +23,8 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
-from services.api import samples
 from tests.fuzz.fuzz_support import NS, one_in
+from tests.support import samples
 
 Path = tuple[Any, ...]
 

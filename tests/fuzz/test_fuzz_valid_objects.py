@@ -13,8 +13,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from services.api.codec import decode_object, from_model
-from services.api.validation import validate_create
+from services.api.admission.validation import validate_create
+from services.api.machinery.codec import decode_object, from_model
 from tests.fuzz.fuzz_support import CASES, KINDS, NS, FuzzApi, collection_path, fuzz_settings, rt_of
 from tests.fuzz.mutations import unique_name, yaml_dumps
 from tests.fuzz.valid_objects import VALID_OBJECTS

@@ -1,4 +1,4 @@
-"""Valid objects of every kind, built from the typed models (`services.api.models`) by hypothesis.
+"""Valid objects of every kind, built from the typed models (`services.api.types`) by hypothesis.
 
 Each strategy draws a model instance (msgspec structs, as components build
 them) whose values respect Kubernetes 1.31's rules — written here from the
@@ -22,8 +22,8 @@ from typing import Any, TypeVar
 import msgspec
 from hypothesis import strategies as st
 
-from services.api.models import core_v1, meta, resource_v1alpha3
-from services.api.models.base import K8sStruct
+from services.api.types import core_v1, meta, resource_v1alpha3
+from services.api.types.base import K8sStruct
 
 T = TypeVar("T")
 

@@ -18,7 +18,7 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.testing.harness import LogHarness
 from tests.conftest import BusUrl
 from tests.poison.poison_support import Poison, envelope, inject, malformed_count, read_until, skipped_offsets

@@ -18,7 +18,7 @@ from typing import Any
 import aiohttp
 import orjson
 
-from services.api.admission import AdmissionChain
+from services.api.admission.chain import AdmissionChain
 from services.apiserver.certs import self_signed
 from services.apiserver.http.auth import TokenAuthenticator
 from services.apiserver.service import Apiserver, ApiserverConfig

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from services.api.status import unauthorized
+from services.api.machinery.status import unauthorized
 from services.apiserver.http.errors import too_many_requests
 from topics.envelope import UserInfo
 

@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from services.api.status import bad_request
+from services.api.machinery.status import bad_request
 from services.apiserver.http import field_validation
 from services.apiserver.http.negotiation import media_type
 from services.apiserver.http.scope import Scope

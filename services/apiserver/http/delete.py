@@ -15,7 +15,7 @@ from typing import Any
 
 from aiohttp import web
 
-from services.api.status import StatusError, bad_request
+from services.api.machinery.status import StatusError, bad_request
 from services.apiserver.http.errors import invalid_options
 from services.apiserver.http.list import scope_api_version, selector_filter
 from services.apiserver.http.negotiation import decode_body

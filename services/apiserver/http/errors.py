@@ -4,7 +4,7 @@ Clients branch on ``code`` and ``reason`` (client-go's ``errors.IsNotFound``,
 ``IsConflict``, ``IsGone``...) and people read ``message``, so every failure the
 HTTP layer produces, or passes on from the backend, is a Status body with the
 HTTP status equal to its ``code``. The constructors here add the ones
-`services.api.status` does not need outside the REST edge.
+`services.api.machinery.status` does not need outside the REST edge.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
-from services.api.status import StatusError, internal_error, make_status, timeout
+from services.api.machinery.status import StatusError, internal_error, make_status, timeout
 from services.apiserver.http.negotiation import Format, encode
 
 log = logging.getLogger(__name__)

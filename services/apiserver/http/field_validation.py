@@ -8,7 +8,7 @@ refuses the request with Kubernetes' wording
 ``Warn`` (the default) answers with ``Warning: 299`` headers, ``Ignore`` says nothing.
 
 Unknown fields are found by walking the body against the typed models in
-`services.api.models` (msgspec structs); a kind without a model is not checked.
+`services.api.types` (msgspec structs); a kind without a model is not checked.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from typing import Any
 
 import msgspec
 
-from services.api.status import bad_request
+from services.api.machinery.status import bad_request
 
 
 class _Pairs(list[tuple[str, Any]]):
@@ -113,9 +113,9 @@ def _walk_unknown(node: Any, t: Any, path: str, out: list[str]) -> None:
 
 
 def model_for(group: str, version: str, kind: str) -> Any:
-    """The typed model of a kind, when `services.api.models` provides one."""
+    """The typed model of a kind, when `services.api.types` provides one."""
     try:
-        from services.api import models
+        from services.api import types as models
     except ImportError:
         return None
     lookup = getattr(models, "model_for", None) or getattr(models, "model_for_kind", None)

@@ -1,7 +1,7 @@
 """LIST of a collection, with label/field selectors and paging.
 
 ``labelSelector`` and ``fieldSelector`` are parsed here (Kubernetes' syntax and
-error messages, `services.api.selectors`) and handed to the backend as one
+error messages, `services.api.machinery.selectors`) and handed to the backend as one
 predicate; ``limit``/``continue`` page through a consistent snapshot whose
 offset is the list's ``resourceVersion``.
 """
@@ -12,8 +12,8 @@ from typing import Any
 
 from aiohttp import web
 
-from services.api.selectors import SelectorError, object_filter
-from services.api.status import bad_request
+from services.api.machinery.selectors import SelectorError, object_filter
+from services.api.machinery.status import bad_request
 from services.apiserver import tables
 from services.apiserver.backend import ObjectFilter
 from services.apiserver.http.errors import invalid_options

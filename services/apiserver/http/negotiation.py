@@ -17,7 +17,7 @@ from typing import Any, Literal
 import orjson
 import yaml
 
-from services.api.status import StatusError, bad_request, make_status, unsupported_media_type
+from services.api.machinery.status import StatusError, bad_request, make_status, unsupported_media_type
 
 Format = Literal["json", "yaml"]
 Shape = Literal["object", "table", "discovery", "partial"]
@@ -150,7 +150,7 @@ def media_type(content_type: str | None) -> str:
 # How deep a request body may nest. Everything a body turns into is stored through
 # orjson, which refuses more than 255 levels, and the request and log envelopes add
 # levels of their own; typed objects need far fewer (raw JSON is limited to 100
-# levels by `services.api.json_limits`). Kubernetes' decoder stops at 10 000.
+# levels by `services.api.machinery.json_limits`). Kubernetes' decoder stops at 10 000.
 MAX_BODY_DEPTH = 200
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1  # the integers orjson encodes
 

@@ -19,7 +19,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from services.api.status import bad_request, unsupported_media_type
+from services.api.machinery.status import bad_request, unsupported_media_type
 from services.apiserver.http.errors import invalid_options
 from services.apiserver.http.negotiation import PATCH_TYPES, check_json_depth, decode_body, media_type
 from services.apiserver.http.scope import Scope

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from services.api import registry
-from services.api.registry import ResourceType
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 from services.apiserver.http.errors import not_found_path
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})

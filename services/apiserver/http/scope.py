@@ -19,7 +19,7 @@ import orjson
 from aiohttp import web
 from multidict import MultiMapping
 
-from services.api.status import StatusError, request_too_large, too_large_for_the_log
+from services.api.machinery.status import StatusError, request_too_large, too_large_for_the_log
 from services.apiserver import tables
 from services.apiserver.backend import Backend, WriteResult
 from services.apiserver.http.auth import WatchLimiter

@@ -12,7 +12,7 @@ from typing import Any
 
 from aiohttp import web
 
-from services.api.status import bad_request
+from services.api.machinery.status import bad_request
 from services.apiserver.http.create import prepare_object
 from services.apiserver.http.scope import Scope
 from topics.envelope import Op

@@ -25,7 +25,7 @@ from typing import Any
 import orjson
 from aiohttp import web
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.apiserver import tables
 from services.apiserver.backend import WatchEvent
 from services.apiserver.http.errors import invalid_options

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.scheduler.client import PODS, APIClient
 from services.scheduler.framework import CycleState, Pod
 from services.scheduler.plugins import names

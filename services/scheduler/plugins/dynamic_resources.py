@@ -29,7 +29,7 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.kube.node_selectors import NodeSelector, NodeSelectorError
 from services.kube.resourceclaim import (
     FINALIZER,
@@ -41,7 +41,7 @@ from services.kube.resourceclaim import (
     claim_name,
     is_reserved_for_pod,
 )
-from services.scheduler.allocator import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity

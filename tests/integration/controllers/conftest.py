@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from services.api.feature_gates import FeatureGates
 from services.apiserver.admission_chain import build_admission
+from services.kube.feature_gates import FeatureGates
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
 

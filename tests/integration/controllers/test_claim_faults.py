@@ -11,7 +11,6 @@ from claim_fixtures import (
     FaultyWriter,
     claim_controller,
     claims_of,
-    eventually,
     from_template,
     pod,
     recorded_names,
@@ -21,6 +20,7 @@ from claim_fixtures import (
 from services.kube.resourceclaim import POD_CLAIM_NAME_ANNOTATION
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 ATTEMPTS = "resourceclaim_controller_create_attempts_total"
 FAILURES = "resourceclaim_controller_create_failures_total"

@@ -4,7 +4,7 @@ The real scheduler is another component with its own tests; the demos here
 need just enough of it to get claims allocated and pods bound, so the driver
 and node agent can be judged on the outcomes. For every unbound pod whose
 claims all exist, it allocates the unallocated ones on its node with the
-structured allocator (`services.scheduler.allocator`), reserves every claim
+structured allocator (`services.kube.structured`), reserves every claim
 for the pod, and binds the pod. It runs whenever the informer applies a
 change (no polling) and writes as an admin.
 """
@@ -17,12 +17,12 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.driver.classic import allocated_device_ids, pod_consumer
 from services.kube.resourceclaim import ClaimNameError, claim_name
+from services.kube.structured import Allocator
 from services.runtime.client import Client
 from services.runtime.informer import Obj
-from services.scheduler.allocator import Allocator
 
 log = logging.getLogger(__name__)
 RG = "resource.k8s.io"

@@ -14,17 +14,17 @@ from driver_fixtures import (
     RG,
     by_name,
     claim,
-    eventually,
     pod,
     running_driver,
 )
 
-from services.api.feature_gates import FeatureGates
 from services.apiserver.admission_chain import build_admission
 from services.driver.inventory import default_inventory
 from services.driver.service import DriverService
+from services.kube.feature_gates import FeatureGates
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 FINALIZER = f"{DRIVER}/deletion-protection"
 

@@ -17,17 +17,17 @@ from driver_fixtures import (
     claim,
     consumer,
     driver,
-    eventually,
     pod,
     running,
     running_driver,
 )
 
 from services.driver.checkpoint import PREPARE_COMPLETED, PREPARE_STARTED, Checkpoint
-from services.driver.plugin_api import ClaimRef, socket_path
-from services.driver.plugin_socket import PluginClient, registered_drivers
+from services.kubeletplugin.api import ClaimRef, socket_path
+from services.kubeletplugin.unix_socket import PluginClient, registered_drivers
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 
 async def allocated_claim(admin: Client, name: str = "gpu-claim", *, devices: list[str] | None = None) -> ClaimRef:

@@ -22,8 +22,8 @@ from typing import Any
 import orjson
 import yaml
 
-from services.api.feature_gates import FeatureGates
 from services.bus import open_bus
+from services.kube.feature_gates import FeatureGates
 from services.replay.scheduler_diff import RecordedAttempt, Window
 from services.replay.scheduler_replay import replay_scheduler
 from services.replay.scheduler_report import Report
@@ -35,11 +35,11 @@ from tests.integration.scheduler.scheduler_scenario import (
     RG,
     claim,
     device_class,
-    eventually,
     node,
     pod,
     running_stack,
 )
+from tests.support.eventually import eventually
 
 REPO = Path(__file__).resolve().parents[3]
 CLAIM_PODS = {"early", "racer-a", "racer-b"}

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 import pytest
 from runtime_support import ADMIN, StallingBus, claim, entries, read_topic, request_id_counts
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
 from services.bus import Bus, ProducerFenced, open_bus

@@ -16,7 +16,7 @@ from collections import Counter
 
 from runtime_support import entries, read_topic, request_id_counts
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.runtime.client import Client
 from services.testing.harness import ADMIN, LogHarness
 

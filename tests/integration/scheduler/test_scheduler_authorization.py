@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from services.api import registry
-from services.api.admission import Attributes
-from services.api.authorization import Authorizer
-from services.api.status import StatusError
+from services.api.admission.authorization import Authorizer
+from services.api.admission.chain import Attributes
+from services.api.machinery.status import StatusError
+from services.api.types import registry
 from services.scheduler.service import SCHEDULER_USER
 
 

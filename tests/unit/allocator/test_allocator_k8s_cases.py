@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from services.scheduler.allocator import AllocationError, Allocator, Features
+from services.kube.structured import AllocationError, Allocator, Features
 
 REGION1, REGION2 = "region-1", "region-2"
 NODE1, NODE2 = "node-1", "node-2"

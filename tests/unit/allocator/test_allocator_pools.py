@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from services.scheduler.allocator import PoolError, gather_pools
+from services.kube.structured import PoolError, gather_pools
 
 Obj = dict[str, Any]
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from services.scheduler.allocator import Allocator, SelectorCache
+from services.kube.structured import Allocator, SelectorCache
 
 Obj = dict[str, Any]
 

@@ -9,14 +9,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.api import registry, samples
-from services.api.codec import check_field_validation, decode_object, encode_object, from_model, to_model
-from services.api.conversion import ConversionError, convert, from_storage, storage_version, to_storage
-from services.api.decode_errors import time_error
-from services.api.status import StatusError
+from services.api.machinery.codec import check_field_validation, decode_object, encode_object, from_model, to_model
+from services.api.machinery.conversion import ConversionError, convert, from_storage, storage_version, to_storage
+from services.api.machinery.decode_errors import time_error
+from services.api.machinery.status import StatusError
+from services.api.types import registry
 from services.kube.quantity import FORMAT_WRONG as QUANTITY_FORMAT_ERROR
 from services.kube.quantity import SUFFIX as QUANTITY_SUFFIX_ERROR
 from services.kube.quantity import quantity_error
+from tests.support import samples
 
 
 def registry_kind(group: str, kind: str) -> registry.ResourceType:
@@ -511,7 +512,7 @@ def _struct_objects(
     value: Any, path: str, node: Any, out: list[tuple[int, str, dict[str, Any], Any]], counter: list[int]
 ) -> None:
     """Number every JSON object like `_to_json` does, recording the struct (not map, not raw JSON) ones."""
-    from services.api.models.schema import ListNode, MapNode, ScalarNode, StructNode
+    from services.api.types.schema import ListNode, MapNode, ScalarNode, StructNode
 
     if isinstance(value, dict):
         index = counter[0]
@@ -538,8 +539,8 @@ def _struct_objects(
     ids=["claim", "pod", "event"],
 )
 def test_every_duplicated_key_of_a_realistic_object_is_caught(rt: registry.ResourceType, make: Any) -> None:
-    from services.api.models import model_for
-    from services.api.models.schema import struct_node
+    from services.api.types import model_for
+    from services.api.types.schema import struct_node
 
     obj = make()
     cls = model_for(rt.group, rt.version, rt.kind)
@@ -561,7 +562,7 @@ def test_every_duplicated_key_of_a_realistic_object_is_caught(rt: registry.Resou
 
 
 def test_valid_bodies_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> None:
-    import services.api.codec as codec
+    import services.api.machinery.codec as codec
 
     def no_slow_path(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("slow path taken")
@@ -649,8 +650,8 @@ def test_invalid_text_becomes_the_replacement_character_as_in_go() -> None:
 
 
 def _field_names() -> list[str]:
-    from services.api.models import model_for
-    from services.api.models.schema import walk_fields
+    from services.api.types import model_for
+    from services.api.types.schema import walk_fields
 
     names: set[str] = set()
     for rt in registry.RESOURCES:

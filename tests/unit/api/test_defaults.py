@@ -7,9 +7,10 @@ from typing import Any
 
 import pytest
 
-from services.api import registry, samples
-from services.api.codec import decode_object
-from services.api.defaults import apply_defaults, image_tag
+from services.api.admission.defaults import apply_defaults, image_tag
+from services.api.machinery.codec import decode_object
+from services.api.types import registry
+from tests.support import samples
 
 
 def registry_kind(group: str, kind: str) -> registry.ResourceType:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.feature_gates import (
+from services.kube.feature_gates import (
     DRA_ADMIN_ACCESS,
     DRA_CONTROL_PLANE_CONTROLLER,
     DYNAMIC_RESOURCE_ALLOCATION,

@@ -11,9 +11,10 @@ from typing import Any
 
 import pytest
 
-from services.api import registry, samples
-from services.api.feature_gates import FeatureGates
-from services.api.gated_fields import drop_disabled_fields
+from services.api.admission.gated_fields import drop_disabled_fields
+from services.api.types import registry
+from services.kube.feature_gates import FeatureGates
+from tests.support import samples
 
 Obj = dict[str, Any]
 

@@ -19,11 +19,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from services.api import registry, samples
-from services.api.codec import decode_object, from_model, to_model
-from services.api.decode_errors import time_error
-from services.api.models import K8sStruct, core_v1, model_for, resource_v1alpha3
-from services.api.models.base import (
+from services.api.machinery.codec import decode_object, from_model, to_model
+from services.api.machinery.decode_errors import time_error
+from services.api.machinery.status import StatusError
+from services.api.types import K8sStruct, core_v1, model_for, registry, resource_v1alpha3
+from services.api.types.base import (
     INT32_MAX,
     INT32_MIN,
     INT64_MAX,
@@ -32,9 +32,9 @@ from services.api.models.base import (
     RFC3339_MICRO_PATTERN,
     RFC3339_PATTERN,
 )
-from services.api.models.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node, walk_fields
-from services.api.status import StatusError
+from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node, walk_fields
 from services.kube.quantity import quantity_error
+from tests.support import samples
 
 Obj = dict[str, Any]
 

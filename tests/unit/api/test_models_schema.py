@@ -5,9 +5,8 @@ from __future__ import annotations
 import msgspec
 import pytest
 
-from services.api import registry
-from services.api.models import MODELS, K8sStruct, core_v1, meta, model_for, resource_v1alpha3
-from services.api.models.schema import ListNode, MapNode, ScalarNode, StructNode, node_for, struct_node, walk_fields
+from services.api.types import MODELS, K8sStruct, core_v1, meta, model_for, registry, resource_v1alpha3
+from services.api.types.schema import ListNode, MapNode, ScalarNode, StructNode, node_for, struct_node, walk_fields
 
 
 def wire_names(cls: type[K8sStruct]) -> list[str]:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from services.api.field_errors import ErrorType, FieldError
-from services.api.status import StatusError, invalid
+from services.api.machinery.field_errors import ErrorType, FieldError
+from services.api.machinery.status import StatusError, invalid
 
 from .memory_backend import MemoryBackend
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.api.registry import by_resource
+from services.api.types.registry import by_resource
 
 PODS_RT = by_resource("", "pods")
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from services.api.registry import RESOURCES
+from services.api.types.registry import RESOURCES
 from services.apiserver.openapi import gv_key
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.apiserver.http.routing import GroupVersion, ResourceRoute, parse
 
 

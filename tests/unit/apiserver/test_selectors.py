@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.registry import by_resource
-from services.api.selectors import (
-    SelectorError,
-    object_filter,
-    parse_field_selector,
-    parse_label_selector,
-)
+from services.api.machinery.selectors import SelectorError, object_filter, parse_field_selector, parse_label_selector
+from services.api.types.registry import by_resource
 
 LABELS = {"app": "web", "tier": "front", "n": "5"}
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from services.api.registry import by_resource
+from services.api.types.registry import by_resource
 from services.apiserver import tables
 
 NOW = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC).timestamp()

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import yaml
 
-from services.api.registry import by_resource
+from services.api.types.registry import by_resource
 from topics.envelope import Request
 
 PODS = "/api/v1/namespaces/ns/pods"

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
-from services.api import registry
-from services.api.admission import Attributes
-from services.api.authorization import Authorizer, NodeRestriction
-from services.api.status import StatusError
+from services.api.admission.authorization import Authorizer, NodeRestriction
+from services.api.admission.chain import Attributes
+from services.api.machinery.status import StatusError
+from services.api.types import registry
 from topics.envelope import UserInfo
 
 NODE_A = UserInfo("system:node:node-a", ("system:nodes", "system:authenticated"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.cel import compile_check
+from services.kube.cel import compile_check
 
 EXACT: dict[str, str] = {
     "1": "must evaluate to bool or the unknown type, not int",

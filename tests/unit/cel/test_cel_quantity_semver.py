@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.cel import CelRuntimeError, compile, device_view, evaluate
-from services.api.cel import semver as sv
+from services.kube.cel import CelRuntimeError, compile, device_view, evaluate
+from services.kube.cel import semver as sv
 
 
 @pytest.mark.parametrize(

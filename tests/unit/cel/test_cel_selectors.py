@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from services.api.cel import CelRuntimeError, compile, compile_check, device_view, evaluate
+from services.kube.cel import CelRuntimeError, compile, compile_check, device_view, evaluate
 
 DRIVER = "dra.example.com"
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from services.api.registry import ResourceType
+from services.api.types.registry import ResourceType
 from services.controllers.object_edits import (
     with_unblocked_owner_references,
     without_finalizer,

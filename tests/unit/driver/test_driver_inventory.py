@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from services.api.validation.resource_slice import validate_resource_slice
+from services.api.admission.validation.resource_slice import validate_resource_slice
 from services.driver.inventory import (
     InventoryError,
     default_inventory,

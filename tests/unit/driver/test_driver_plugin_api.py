@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from services.driver.plugin_api import (
+from services.kubeletplugin.api import (
     PREPARE,
     UNPREPARE,
     ClaimRef,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from services.api.validation.resource_slice import validate_resource_slice
+from services.api.admission.validation.resource_slice import validate_resource_slice
 from services.driver.inventory import default_inventory
 from services.driver.slices import (
     SlicePlan,

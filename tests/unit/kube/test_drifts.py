@@ -21,10 +21,10 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Any
 
-from services.api.cel import compile, device_view, evaluate
-from services.api.validation.resource_slice import validate_capacity
-from services.chaos.invariants import node_selector_matches
+from ops.chaoskit.invariants import node_selector_matches
+from services.api.admission.validation.resource_slice import validate_capacity
 from services.controllers.pod_claims import needs_reservation
+from services.kube.cel import compile, device_view, evaluate
 from services.scheduler.plugins.node_affinity import RequiredNodeAffinity
 from services.scheduler.resources import pod_requests
 

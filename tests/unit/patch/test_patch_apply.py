@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.patch.apply import LAST_APPLIED, build_last_applied, parse_apply_patch, server_side_apply
-from services.api.patch.managed_fields import track_update
-from services.api.status import StatusError
+from services.api.machinery.patch.apply import LAST_APPLIED, build_last_applied, parse_apply_patch, server_side_apply
+from services.api.machinery.patch.managed_fields import track_update
+from services.api.machinery.status import StatusError
 
 T0, T1, T2, T3 = (f"2024-05-01T10:0{i}:00Z" for i in range(4))
 

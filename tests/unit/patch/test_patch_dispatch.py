@@ -8,9 +8,9 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.patch import CONTENT_TYPES, decode_patch, patch_object, track_update
-from services.api.patch.apply import LAST_APPLIED
-from services.api.status import StatusError
+from services.api.machinery.patch import CONTENT_TYPES, decode_patch, patch_object, track_update
+from services.api.machinery.patch.apply import LAST_APPLIED
+from services.api.machinery.status import StatusError
 
 T0, T1, T2 = "2024-05-01T10:00:00Z", "2024-05-01T10:01:00Z", "2024-05-01T10:02:00Z"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from services.api.patch.fieldpath import (
+from services.api.machinery.patch.fieldpath import (
     DeserializeError,
     FieldSet,
     PathElement,

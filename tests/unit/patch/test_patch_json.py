@@ -8,14 +8,14 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.patch.json_patch import (
+from services.api.machinery.patch.json_patch import (
     apply_json_patch,
     escape_token,
     json_patch_object,
     parse_json_patch,
     unescape_token,
 )
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 
 DOC: dict[str, Any] = {
     "apiVersion": "v1",

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.patch.dispatch import patch_object
-from services.api.patch.managed_fields import (
+from services.api.machinery.patch.dispatch import patch_object
+from services.api.machinery.patch.managed_fields import (
     ManagedFieldsError,
     decode_managed_fields,
     encode_managed_fields,

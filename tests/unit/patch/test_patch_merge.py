@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from services.api.patch.merge_patch import apply_merge_patch, merge_patch_object, parse_merge_patch
-from services.api.status import StatusError
+from services.api.machinery.patch.merge_patch import apply_merge_patch, merge_patch_object, parse_merge_patch
+from services.api.machinery.status import StatusError
 
 # RFC 7386 appendix A, where the library agrees with the RFC
 RFC_EXAMPLES: list[tuple[Any, Any, Any]] = [

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.patch.strategic_merge import parse_strategic_merge_patch, strategic_merge_patch
-from services.api.status import StatusError
+from services.api.machinery.patch.strategic_merge import parse_strategic_merge_patch, strategic_merge_patch
+from services.api.machinery.status import StatusError
 
 LA = "kubectl.kubernetes.io/last-applied-configuration"
 

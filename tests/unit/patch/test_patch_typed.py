@@ -8,9 +8,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from services.api.patch.fieldpath import FieldSet, PathElement
-from services.api.patch.patch_meta import schema_for
-from services.api.patch.typed import compare, merge, to_field_set
+from services.api.machinery.patch.fieldpath import FieldSet, PathElement
+from services.api.machinery.patch.patch_meta import schema_for
+from services.api.machinery.patch.typed import compare, merge, to_field_set
 
 POD = schema_for("v1", "Pod")
 assert POD is not None

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 import yaml
 
-from services.api import registry
+from services.api.types import registry
 from services.replay import get_output
 
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from services import cli
-from services.api.status import StatusError
+from services.api.machinery.status import StatusError
 from services.cmd.replay import load_objects
 from services.replay.no_write_client import NoWriteClient, Write
 from services.replay.overrides import OverrideError, apply_override, override_key, rewrite_with

@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from services.api.feature_gates import FeatureGates
 from services.bus.port import Record
+from services.kube.feature_gates import FeatureGates
 from services.replay.scheduler_diff import RecordedAttempt, Window
 from services.replay.scheduler_replay import SchedulerReplayer, decisions_since, locate
 from services.replay.scheduler_report import Comparison, NotReplayed

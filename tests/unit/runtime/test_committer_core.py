@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from services.api.admission import AdmissionChain, Attributes, View
-from services.api.status import StatusError, forbidden
+from services.api.admission.chain import AdmissionChain, Attributes, View
+from services.api.machinery.status import StatusError, forbidden
 from services.runtime.committer_core import CommitterCore, Outcome
 from topics.envelope import Request, UserInfo
 

@@ -7,7 +7,7 @@ import itertools
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.scheduler.client import MERGE_PATCH, ResourceRef
 
 Key = tuple[str, str, str, str]  # group, plural, namespace, name

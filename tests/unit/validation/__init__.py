@@ -1,1 +1,1 @@
-"""Unit tests of services.api.validation (Kubernetes 1.31 validation rules)."""
+"""Unit tests of services.api.admission.validation (Kubernetes 1.31 validation rules)."""

@@ -11,8 +11,8 @@ import copy
 from collections.abc import Callable
 from typing import Any
 
-from services.api.field_errors import FieldError
-from services.api.registry import ResourceType, by_kind
+from services.api.machinery.field_errors import FieldError
+from services.api.types.registry import ResourceType, by_kind
 
 Obj = dict[str, Any]
 

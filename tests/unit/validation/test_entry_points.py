@@ -7,9 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from services.api.registry import RESOURCES, ResourceType
-from services.api.status import invalid
-from services.api.validation import validate_create, validate_status_update, validate_update
+from services.api.admission.validation import validate_create, validate_status_update, validate_update
+from services.api.machinery.status import invalid
+from services.api.types.registry import RESOURCES, ResourceType
 
 from .objects import (
     Obj,

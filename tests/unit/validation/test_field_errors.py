@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from services.api import field_errors as fe
-from services.api.field_errors import FieldError, Verbatim, format_value, go_float, go_quote
+from services.api.machinery import field_errors as fe
+from services.api.machinery.field_errors import FieldError, Verbatim, format_value, go_float, go_quote
 
 # (error, rendered message, Status cause reason)
 CASES: list[tuple[FieldError, str, str]] = [

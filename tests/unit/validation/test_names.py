@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import pytest
 
-from services.api.validation import names
+from services.api.admission.validation import names
 
 from .objects import C_IDENTIFIER_MSG, LABEL_MSG, LABEL_VALUE_MSG, NAME_PART_MSG, SUBDOMAIN_MSG
 

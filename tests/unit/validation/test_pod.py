@@ -7,7 +7,12 @@ from typing import Any
 
 import pytest
 
-from services.api.validation import validate_create, validate_pod_binding, validate_status_update, validate_update
+from services.api.admission.validation import (
+    validate_create,
+    validate_pod_binding,
+    validate_status_update,
+    validate_update,
+)
 
 from .objects import BAD_NAME, LABEL_MSG, LABEL_VALUE_MSG, NAME_PART_MSG, POD, SUBDOMAIN_MSG, Obj, mutated, pod, render
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from services.api.validation import validate_create, validate_status_update, validate_update
+from services.api.admission.validation import validate_create, validate_status_update, validate_update
 
 from .objects import BAD_NAME, PSC, SUBDOMAIN_MSG, Obj, mutated, render, scheduling_context
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from services.api.validation.equality import semantic_equal
+from services.api.admission.validation.equality import semantic_equal
 from services.kube.quantity import wire_quantity as parse_quantity
 
 

@@ -8,8 +8,8 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.cel import compile_check
-from services.api.validation import validate_create, validate_status_update, validate_update
+from services.api.admission.validation import validate_create, validate_status_update, validate_update
+from services.kube.cel import compile_check
 
 from .objects import (
     BAD_NAME,

@@ -8,7 +8,7 @@ from typing import Any
 import orjson
 import pytest
 
-from services.api.validation import validate_create, validate_update
+from services.api.admission.validation import validate_create, validate_update
 
 from .objects import (
     BAD_NAME,

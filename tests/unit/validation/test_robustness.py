@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from services.api.field_errors import FieldError
-from services.api.registry import RESOURCES, ResourceType
-from services.api.validation import validate_create, validate_status_update, validate_update
+from services.api.admission.validation import validate_create, validate_status_update, validate_update
+from services.api.machinery.field_errors import FieldError
+from services.api.types.registry import RESOURCES, ResourceType
 
 from .objects import SUBDOMAIN_MSG
 from .test_entry_points import REALISTIC

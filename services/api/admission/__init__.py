@@ -1,0 +1,1 @@
+"""Admission: authorization, defaulting, feature-gated fields and validation, run before every commit."""

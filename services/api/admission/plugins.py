@@ -1,0 +1,69 @@
+"""The mutating and validating admission plugins built from the API machinery.
+
+`Defaulting` applies Kubernetes' defaults, `DropDisabledFields` removes fields
+whose feature gate is off (keeping them on update when the old object already
+used them), and `Validation` runs Kubernetes' validation for the operation and
+subresource, answering 422 Invalid with every field error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from services.api.admission.chain import Attributes, View
+from services.api.admission.defaults import apply_defaults
+from services.api.admission.gated_fields import drop_disabled_fields
+from services.api.admission.validation import (
+    validate_create,
+    validate_pod_binding,
+    validate_status_update,
+    validate_update,
+)
+from services.api.machinery import status as st
+from services.kube.feature_gates import FeatureGates
+
+
+@dataclass
+class Defaulting:
+    name: str = "Defaulting"
+
+    def admit(self, attrs: Attributes, view: View) -> None:
+        if attrs.new is not None and attrs.subresource in ("", "status"):
+            apply_defaults(attrs.resource, attrs.new)
+
+
+@dataclass
+class DropDisabledFields:
+    gates: FeatureGates
+    name: str = "DropDisabledFields"
+
+    def admit(self, attrs: Attributes, view: View) -> None:
+        if attrs.new is not None and attrs.subresource in ("", "status"):
+            drop_disabled_fields(attrs.resource, attrs.new, attrs.old, self.gates)
+
+
+@dataclass
+class Validation:
+    name: str = "Validation"
+
+    def admit(self, attrs: Attributes, view: View) -> None:
+        new, old, rt = attrs.new, attrs.old, attrs.resource
+        if new is None or attrs.operation == "DELETE":
+            return
+        if attrs.subresource == "binding":
+            errors = validate_pod_binding(new)
+            kind = "Binding"
+        elif attrs.operation == "CREATE":
+            errors = validate_create(rt, new)
+            kind = rt.kind
+        elif attrs.subresource == "status" and old is not None:
+            errors = validate_status_update(rt, new, old)
+            kind = rt.kind
+        elif old is not None:
+            errors = validate_update(rt, new, old)
+            kind = rt.kind
+        else:
+            return
+        if errors:
+            name = (new.get("metadata") or {}).get("name") or attrs.name
+            raise st.invalid(rt.group, kind, name, errors)

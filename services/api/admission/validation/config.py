@@ -1,0 +1,94 @@
+"""Opaque device configuration, in claims, classes and allocation results.
+
+Every configuration entry must carry exactly the ``opaque`` variant in
+1.31: a driver name and a ``parameters`` value that is a JSON object
+(Kubernetes stores it as a RawExtension). Claim and allocation entries may
+name the requests they apply to; those names must exist in the claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Set
+from typing import Any
+
+from services.api.admission.validation.access import Obj, strings, text
+from services.api.admission.validation.dra_names import validate_driver_name, validate_request_name
+from services.api.admission.validation.lists import same, validate_set, validate_slice
+from services.api.machinery.field_errors import FieldError, invalid, not_supported, required
+
+DEVICE_CONFIG_MAX_SIZE = 32
+DEVICE_REQUESTS_MAX_SIZE = 32
+ALLOCATION_CONFIG_SOURCES = ("FromClaim", "FromClass")  # the order Kubernetes lists them
+
+
+def validate_request_name_ref(name: str, path: str, request_names: Set[str]) -> list[FieldError]:
+    errs = validate_request_name(name, path)
+    if name not in request_names:
+        errs.append(invalid(path, name, "must be the name of a request in the claim"))
+    return errs
+
+
+def validate_request_refs(entry: Obj, path: str, request_names: Set[str]) -> list[FieldError]:
+    """A ``requests`` list: each a request of the claim, at most 32, no duplicates."""
+    return validate_set(
+        strings(entry, "requests"),
+        DEVICE_REQUESTS_MAX_SIZE,
+        lambda name, p: validate_request_name_ref(name, p, request_names),
+        f"{path}.requests",
+        key=same,
+    )
+
+
+def validate_opaque(opaque: Obj, path: str) -> list[FieldError]:
+    errs = validate_driver_name(text(opaque, "driver"), f"{path}.driver")
+    parameters = opaque.get("parameters")
+    if parameters is None:
+        errs.append(required(f"{path}.parameters"))
+    elif not isinstance(parameters, dict):
+        errs.append(invalid(f"{path}.parameters", "<value omitted>", "parameters must be a valid JSON object"))
+    return errs
+
+
+def validate_device_configuration(config: Obj, path: str) -> list[FieldError]:
+    opaque = config.get("opaque")
+    if not isinstance(opaque, dict):
+        return [required(f"{path}.opaque")]
+    return validate_opaque(opaque, f"{path}.opaque")
+
+
+def validate_claim_configs(configs: list[Any], path: str, request_names: Set[str]) -> list[FieldError]:
+    """``spec.devices.config`` of a claim (at most 32 entries)."""
+
+    def one(config: Any, p: str) -> list[FieldError]:
+        entry = config if isinstance(config, dict) else {}
+        return validate_request_refs(entry, p, request_names) + validate_device_configuration(entry, p)
+
+    return validate_slice(configs, DEVICE_CONFIG_MAX_SIZE, one, path)
+
+
+def validate_class_configs(configs: list[Any], path: str) -> list[FieldError]:
+    """``spec.config`` of a DeviceClass (at most 32 entries)."""
+    return validate_slice(
+        configs,
+        DEVICE_CONFIG_MAX_SIZE,
+        lambda c, p: validate_device_configuration(c if isinstance(c, dict) else {}, p),
+        path,
+    )
+
+
+def validate_allocation_configs(configs: list[Any], path: str, request_names: Set[str]) -> list[FieldError]:
+    """``status.allocation.devices.config``: class and claim configs together, at most 64."""
+
+    def one(config: Any, p: str) -> list[FieldError]:
+        entry = config if isinstance(config, dict) else {}
+        errs: list[FieldError] = []
+        source = text(entry, "source")
+        if not source:
+            errs.append(required(f"{p}.source"))
+        elif source not in ALLOCATION_CONFIG_SOURCES:
+            errs.append(not_supported(f"{p}.source", source, list(ALLOCATION_CONFIG_SOURCES)))
+        errs.extend(validate_request_refs(entry, p, request_names))
+        errs.extend(validate_device_configuration(entry, p))
+        return errs
+
+    return validate_slice(configs, 2 * DEVICE_CONFIG_MAX_SIZE, one, path)

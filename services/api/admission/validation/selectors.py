@@ -1,0 +1,41 @@
+"""Device selectors: each one is a CEL expression that must compile to bool.
+
+Requests and DeviceClasses hold up to 32 selectors. Expressions are compiled
+(`services.kube.cel.compile_check`) when they are new; expressions already
+stored are trusted, as Kubernetes does with its "stored expressions"
+environment, so a stored object never becomes invalid because the CEL
+library changed and unchanged updates cost no compilation.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from services.api.admission.validation.access import text
+from services.api.admission.validation.lists import validate_slice
+from services.api.machinery.field_errors import FieldError, invalid, required
+from services.kube.cel import compile_check
+
+DEVICE_SELECTORS_MAX_SIZE = 32
+
+
+def validate_selector(selector: Any, path: str, *, stored: bool) -> list[FieldError]:
+    cel = selector.get("cel") if isinstance(selector, dict) else None
+    if not isinstance(cel, dict):
+        return [required(f"{path}.cel")]
+    if stored:
+        return []
+    expression = text(cel, "expression")
+    message = compile_check(expression)
+    if message is None:
+        return []
+    return [invalid(f"{path}.cel.expression", expression, message)]
+
+
+def validate_selectors(selectors: list[Any], path: str, *, stored: bool) -> list[FieldError]:
+    return validate_slice(
+        selectors,
+        DEVICE_SELECTORS_MAX_SIZE,
+        lambda s, p: validate_selector(s, p, stored=stored),
+        path,
+    )

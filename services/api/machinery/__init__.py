@@ -1,0 +1,1 @@
+"""API machinery: decoding, encoding, conversion, patches, selectors and Status errors."""

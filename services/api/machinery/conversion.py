@@ -1,0 +1,99 @@
+"""Conversion between the API versions clients speak and the storage version the log holds.
+
+Why this module exists: internal objects are version-independent — the log
+stores each resource in its storage version (core ``v1``,
+``resource.k8s.io/v1alpha3``) — while clients may speak any served version.
+The REST edge converts a decoded body to the storage version before it is
+written, and a stored object to the requested version before it is returned.
+
+Today every group serves only its storage version, so conversion is the
+identity (plus the ``apiVersion`` stamp). A new version (``v1beta1``) is added
+by conversion functions alone: write ``v1beta1 → v1alpha3`` and
+``v1alpha3 → v1beta1`` functions for each kind and list them in
+`CONVERSIONS`; nothing else changes. Kubernetes converts through an internal
+hub type; here the storage version is the hub, so every version needs exactly
+two functions per kind, to and from storage.
+
+Conversion functions are pure: they take the object in one version and return
+it in the other (they may reuse unchanged sub-objects of their input).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from types import MappingProxyType
+from typing import Any
+
+from services.api.types import registry
+
+__all__ = [
+    "CONVERSIONS",
+    "ConversionError",
+    "Converter",
+    "convert",
+    "from_storage",
+    "storage_version",
+    "to_storage",
+]
+
+Converter = Callable[[dict[str, Any]], dict[str, Any]]
+
+# (group, kind, from_version, to_version) → function. One of the two versions
+# is always the group's storage version.
+CONVERSIONS: Mapping[tuple[str, str, str, str], Converter] = MappingProxyType({})
+
+
+class ConversionError(ValueError):
+    """No conversion exists between the two versions of a kind."""
+
+
+def storage_version(group: str, kind: str) -> str:
+    """The version a kind is stored in (its registry row's version)."""
+    rt = registry.by_kind(group, kind)
+    if rt is None:
+        raise ConversionError(f"no resource of kind {kind!r} in group {group!r}")
+    return rt.version
+
+
+def _api_version(group: str, version: str) -> str:
+    return f"{group}/{version}" if group else version
+
+
+def convert(obj: dict[str, Any], *, group: str, kind: str, from_version: str, to_version: str) -> dict[str, Any]:
+    """``obj`` (a ``kind`` in ``group/from_version``) as ``group/to_version``.
+
+    Same version: the object itself with ``apiVersion`` set. Otherwise through
+    the storage version, using the functions in `CONVERSIONS`.
+    """
+    if from_version == to_version:
+        return _stamp(obj, group, to_version)
+    hub = storage_version(group, kind)
+    current = obj
+    for step_from, step_to in ((from_version, hub), (hub, to_version)):
+        if step_from == step_to:
+            continue
+        fn = CONVERSIONS.get((group, kind, step_from, step_to))
+        if fn is None:
+            raise ConversionError(
+                f"converting {kind} from {_api_version(group, step_from)} to {_api_version(group, step_to)}: "
+                "unknown conversion"
+            )
+        current = fn(current)
+    return _stamp(current, group, to_version)
+
+
+def to_storage(obj: dict[str, Any], *, group: str, kind: str, version: str) -> dict[str, Any]:
+    """A decoded ``group/version`` object in its storage version (what the log holds)."""
+    return convert(obj, group=group, kind=kind, from_version=version, to_version=storage_version(group, kind))
+
+
+def from_storage(obj: dict[str, Any], *, group: str, kind: str, version: str) -> dict[str, Any]:
+    """A stored object in the version a client asked for."""
+    return convert(obj, group=group, kind=kind, from_version=storage_version(group, kind), to_version=version)
+
+
+def _stamp(obj: dict[str, Any], group: str, version: str) -> dict[str, Any]:
+    api_version = _api_version(group, version)
+    if obj.get("apiVersion") != api_version:
+        obj = {**obj, "apiVersion": api_version}
+    return obj

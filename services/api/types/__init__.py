@@ -1,0 +1,61 @@
+"""Typed msgspec models of every kind draplane serves, one module per group/version.
+
+Why this package exists: objects travel as plain dicts (docs/conventions.md),
+but the API edge needs a typed schema to decode bodies strictly, reject
+unknown fields and type errors with Kubernetes' wording, and give components
+typed access when they want it (`services.api.machinery.codec.to_model`). msgspec was
+chosen over pydantic after measuring both (docs/decisions/models.md).
+
+- `base` — the base Struct and scalar types (Int32, Quantity, Time, ...);
+- `meta` — ObjectMeta, ListMeta, LabelSelector, Status, DeleteOptions;
+- `core_v1` — Namespace, Node, Pod, Binding, Event;
+- `resource_v1alpha3` — DeviceClass, ResourceClaim, ResourceClaimTemplate,
+  ResourceSlice, PodSchedulingContext.
+
+A new API version adds a module (``resource_v1beta1``) and rows in `MODELS`;
+`services.api.machinery.conversion` converts it to the storage version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from services.api.types import core_v1, meta, resource_v1alpha3
+from services.api.types.base import K8sStruct
+
+__all__ = ["GO_PACKAGES", "MODELS", "K8sStruct", "core_v1", "meta", "model_for", "resource_v1alpha3"]
+
+# (group, version, kind) → model of that kind in that version.
+MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
+    {
+        ("", "v1", "Namespace"): core_v1.Namespace,
+        ("", "v1", "Node"): core_v1.Node,
+        ("", "v1", "Pod"): core_v1.Pod,
+        ("", "v1", "Binding"): core_v1.Binding,
+        ("", "v1", "Event"): core_v1.Event,
+        ("", "v1", "Status"): meta.Status,
+        ("", "v1", "DeleteOptions"): meta.DeleteOptions,
+        ("meta.k8s.io", "v1", "DeleteOptions"): meta.DeleteOptions,
+        ("meta.k8s.io", "v1", "Status"): meta.Status,
+        ("resource.k8s.io", "v1alpha3", "DeviceClass"): resource_v1alpha3.DeviceClass,
+        ("resource.k8s.io", "v1alpha3", "ResourceClaim"): resource_v1alpha3.ResourceClaim,
+        ("resource.k8s.io", "v1alpha3", "ResourceClaimTemplate"): resource_v1alpha3.ResourceClaimTemplate,
+        ("resource.k8s.io", "v1alpha3", "ResourceSlice"): resource_v1alpha3.ResourceSlice,
+        ("resource.k8s.io", "v1alpha3", "PodSchedulingContext"): resource_v1alpha3.PodSchedulingContext,
+    }
+)
+
+# Python module → the Go package name of its types, for Go-worded errors.
+GO_PACKAGES: Mapping[str, str] = MappingProxyType(
+    {
+        meta.__name__: "v1",
+        core_v1.__name__: "v1",
+        resource_v1alpha3.__name__: "v1alpha3",
+    }
+)
+
+
+def model_for(group: str, version: str, kind: str) -> type[K8sStruct] | None:
+    """The model of ``kind`` in ``group/version``, or None when draplane has none."""
+    return MODELS.get((group, version, kind))

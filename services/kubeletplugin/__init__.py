@@ -1,0 +1,1 @@
+"""The kubelet's DRA plugin API: what the node agent and a driver say to each other."""
