@@ -9,9 +9,9 @@ package it mirrors:
 - `quantity`: ``resource.Quantity`` (k8s.io/apimachinery/pkg/api/resource);
 - `names`: name and label formats (k8s.io/apimachinery/pkg/util/validation);
 - `strconv`: Go's ``strconv.ParseInt`` as Kubernetes uses it for numbers in text;
-- `node_selectors`: NodeSelector, node affinity and label requirements
-  (k8s.io/component-helpers/scheduling/corev1/nodeaffinity,
-  k8s.io/apimachinery/pkg/labels);
+- `labels`: label requirements and how they match (k8s.io/apimachinery/pkg/labels);
+- `node_selectors`: NodeSelector and node affinity
+  (k8s.io/component-helpers/scheduling/corev1/nodeaffinity);
 - `resourceclaim`: the claim behind a pod claim and who may use it
   (k8s.io/dynamic-resource-allocation/resourceclaim, and the checks of the
   scheduler's dynamicresources plugin);

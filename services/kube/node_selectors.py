@@ -9,9 +9,9 @@ that are not local to one node), and the chaos binding check all use it.
 - ``matchExpressions`` are label requirements (``labels.NewRequirement``): the
   key must be a qualified name, every value a label value; ``In``/``NotIn``
   need values, ``Exists``/``DoesNotExist`` none, ``Gt``/``Lt`` exactly one
-  integer. ``Gt``/``Lt`` parse both the value and the node's label with Go's
-  ``strconv.ParseInt`` (`services.kube.strconv`): a label ``"1_0"`` or ``" 5"``
-  is no number and matches neither.
+  integer. Matching is `services.kube.labels`: ``Gt``/``Lt`` parse both the
+  value and the node's label with Go's ``strconv.ParseInt``, so a label
+  ``"1_0"`` or ``" 5"`` is no number and matches neither.
 - ``matchFields`` compare node fields, of which only ``metadata.name`` has a
   value (any other key reads as ``""``); operators ``In``/``NotIn`` with one value.
 - `NodeSelector.parse` is ``NewNodeSelector``: any malformed requirement is an
@@ -30,8 +30,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from services.kube.labels import GT_LT_NOT_AN_INTEGER, Requirement, gt_lt_bound
 from services.kube.names import is_qualified_name, is_valid_label_value
-from services.kube.strconv import parse_int64
 
 OBJECT_NAME_FIELD = "metadata.name"
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -59,33 +59,11 @@ def _strings(raw: Any) -> list[str] | None:
     return None if raw is None else [str(v) for v in raw]
 
 
-@dataclass(frozen=True, slots=True)
-class _Requirement:
-    key: str
-    operator: str
-    values: frozenset[str]
-    bound: int = 0
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        op = self.operator
-        if op == "In":
-            return self.key in labels and labels[self.key] in self.values
-        if op == "NotIn":
-            return self.key not in labels or labels[self.key] not in self.values
-        if op == "Exists":
-            return self.key in labels
-        if op == "DoesNotExist":
-            return self.key not in labels
-        value = labels.get(self.key)
-        if value is None:
-            return False
-        number = parse_int64(value)
-        if number is None:
-            return False
-        return number > self.bound if op == "Gt" else number < self.bound
+# NodeSelectorOperator -> selection.Operator, as nodeSelectorRequirementsAsSelector maps them.
+_SELECTION = {"In": "in", "NotIn": "notin", "Exists": "exists", "DoesNotExist": "!", "Gt": "gt", "Lt": "lt"}
 
 
-def _label_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> _Requirement | None:
+def _label_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> Requirement | None:
     """``nodeSelectorRequirementsAsSelector`` for one requirement (``labels.NewRequirement``)."""
     key, op = str(req.get("key", "")), str(req.get("operator", ""))
     values = _strings(req.get("values"))
@@ -115,15 +93,9 @@ def _label_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> 
                 f"{path}.values: Invalid value: {_go_strings(values)}: "
                 "for 'Gt', 'Lt' operators, exactly one value is required"
             )
-        for i, value in enumerate(listed):
-            number = parse_int64(value)
-            if number is None:
-                found.append(
-                    f"{path}.values[{i}]: Invalid value: {_go_quote(value)}: "
-                    "for 'Gt', 'Lt' operators, the value must be an integer"
-                )
-            else:
-                bound = number
+        bound, refused = gt_lt_bound(listed)
+        for i, value in refused:
+            found.append(f"{path}.values[{i}]: Invalid value: {_go_quote(value)}: {GT_LT_NOT_AN_INTEGER}")
     for i, value in enumerate(listed):
         value_problems = is_valid_label_value(value)
         if value_problems:
@@ -131,10 +103,10 @@ def _label_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> 
     if found:
         errors.extend(found)
         return None
-    return _Requirement(key, op, frozenset(listed), bound)
+    return Requirement(key, _SELECTION[op], frozenset(listed), bound)
 
 
-def _field_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> _Requirement | None:
+def _field_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> Requirement | None:
     """``nodeSelectorRequirementsAsFieldSelector`` for one requirement (the key is not checked)."""
     key, op = str(req.get("key", "")), str(req.get("operator", ""))
     values = _strings(req.get("values"))
@@ -145,13 +117,13 @@ def _field_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> 
     if values is None or len(values) != 1:
         errors.append(f"{path}.values: Invalid value: {_go_strings(values)}: must have one element")
         return None
-    return _Requirement(key, op, frozenset(values))
+    return Requirement(key, _SELECTION[op], frozenset(values))
 
 
 @dataclass(frozen=True, slots=True)
 class _Term:
-    labels: tuple[_Requirement, ...]
-    fields: tuple[_Requirement, ...]
+    labels: tuple[Requirement, ...]
+    fields: tuple[Requirement, ...]
     errors: tuple[str, ...] = ()
 
     def matches(self, labels: Mapping[str, str], node_name: str) -> bool:
@@ -162,7 +134,7 @@ class _Term:
                 return False
         for r in self.fields:
             value = node_name if r.key == OBJECT_NAME_FIELD else ""
-            if (value in r.values) != (r.operator == "In"):
+            if (value in r.values) != (r.operator == "in"):
                 return False
         return True
 
@@ -174,14 +146,14 @@ def _is_empty(term: Mapping[str, Any]) -> bool:
 def _parse_term(term: Mapping[str, Any], path: str) -> _Term:
     """``newNodeSelectorTerm``: label errors hide field errors, as in Go."""
     errors: list[str] = []
-    labels: list[_Requirement] = []
+    labels: list[Requirement] = []
     for j, req in enumerate(term.get("matchExpressions") or ()):
         parsed = _label_requirement(req, f"{path}.matchExpressions[{j}]", errors)
         if parsed is not None:
             labels.append(parsed)
     if errors:
         return _Term((), (), tuple(errors))
-    fields: list[_Requirement] = []
+    fields: list[Requirement] = []
     for j, req in enumerate(term.get("matchFields") or ()):
         parsed = _field_requirement(req, f"{path}.matchFields[{j}]", errors)
         if parsed is not None:
