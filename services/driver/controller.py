@@ -35,7 +35,13 @@ from services.api.machinery.field_errors import go_quote
 from services.api.types.registry import RESOURCE_GROUP
 from services.driver import classic
 from services.driver.metrics import DriverMetrics
-from services.kube.resourceclaim import ClaimNameError, ClaimNotForPodError, check_is_for_pod, claim_name
+from services.kube.resourceclaim import (
+    ClaimNameError,
+    ClaimNotForPodError,
+    check_is_for_pod,
+    claim_name,
+    is_controlled_by,
+)
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj
@@ -148,7 +154,7 @@ class ClassicController:
             raise st.not_found("", "pods", name)
         if (pod.get("metadata") or {}).get("deletionTimestamp"):
             return
-        if not classic.is_controlled_by(ctx, pod):
+        if not is_controlled_by(ctx, pod):
             return  # an obsolete object of an earlier pod with this name
         pending = self._pending_claims(pod)
         if not pending:

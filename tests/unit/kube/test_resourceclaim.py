@@ -27,6 +27,7 @@ from services.kube.resourceclaim import (
     claim_name,
     claim_pod_owner_uids,
     generate_name_prefix,
+    is_controlled_by,
     is_for_pod,
     is_reserved_for_pod,
     known_claim_names,
@@ -272,3 +273,13 @@ def test_pod_claim_index_keys() -> None:
     )
     assert list(pod_claim_keys(p)) == ["ns/shared", "ns/web-0-b-abcde"]
     assert known_claim_names(p) == ["shared", "web-0-b-abcde"]
+
+
+def test_is_controlled_by() -> None:
+    pod = {"metadata": {"uid": "p1"}}
+    ctx = {"metadata": {"ownerReferences": [{"uid": "p1", "controller": True}]}}
+    assert is_controlled_by(ctx, pod)
+    assert not is_controlled_by(ctx, {"metadata": {"uid": "p2"}})
+    assert not is_controlled_by({"metadata": {}}, pod)
+    owned = {"metadata": {"ownerReferences": [{"uid": "p1"}]}}  # an owner, but not the controller
+    assert not is_controlled_by(owned, pod)
