@@ -28,10 +28,23 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from services.kube.labels import GT_LT_NOT_AN_INTEGER, Requirement, gt_lt_bound
 from services.kube.names import is_qualified_name, is_valid_label_value
+
+
+# Selectors repeat the same keys and values across pods and slices: remember their checks.
+@lru_cache(maxsize=4096)
+def _key_problems(key: str) -> tuple[str, ...]:
+    return tuple(is_qualified_name(key))
+
+
+@lru_cache(maxsize=4096)
+def _value_problems(value: str) -> tuple[str, ...]:
+    return tuple(is_valid_label_value(value))
+
 
 OBJECT_NAME_FIELD = "metadata.name"
 LABEL_OPERATORS = ("In", "NotIn", "Exists", "DoesNotExist", "Gt", "Lt")
@@ -72,7 +85,7 @@ def _label_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> 
         errors.append(f"{path}.operator: Unsupported value: {_go_quote(op)}: supported values: {supported}")
         return None
     found: list[str] = []
-    key_problems = is_qualified_name(key)
+    key_problems = _key_problems(key)
     if key_problems:
         found.append(f"{path}.key: Invalid value: {_go_quote(key)}: {'; '.join(key_problems)}")
     listed = values or []
@@ -97,7 +110,7 @@ def _label_requirement(req: Mapping[str, Any], path: str, errors: list[str]) -> 
         for i, value in refused:
             found.append(f"{path}.values[{i}]: Invalid value: {_go_quote(value)}: {GT_LT_NOT_AN_INTEGER}")
     for i, value in enumerate(listed):
-        value_problems = is_valid_label_value(value)
+        value_problems = _value_problems(value)
         if value_problems:
             found.append(f"{path}.values[{i}][{key}]: Invalid value: {_go_quote(value)}: {'; '.join(value_problems)}")
     if found:
