@@ -10,6 +10,7 @@ package it mirrors:
 - `names`: name and label formats (k8s.io/apimachinery/pkg/util/validation);
 - `strconv`: Go's ``strconv.ParseInt`` as Kubernetes uses it for numbers in text;
 - `labels`: label requirements and how they match (k8s.io/apimachinery/pkg/labels);
+- `schema`: group/version strings (k8s.io/apimachinery/pkg/runtime/schema);
 - `node_selectors`: NodeSelector and node affinity
   (k8s.io/component-helpers/scheduling/corev1/nodeaffinity);
 - `resourceclaim`: the claim behind a pod claim and who may use it

@@ -1,4 +1,4 @@
-"""``services.kube.labels`` and the list ``labelSelector`` parser that uses it (apimachinery v0.31.3).
+"""``services.kube.labels`` (and the list ``labelSelector`` parser that uses it) and ``services.kube.schema``.
 
 Mirrors the Gt/Lt rows of ``k8s.io/apimachinery/pkg/labels/selector_test.go``
 (TestRequirementConstructor, TestSelectorMatches). The cases marked "Go" were
@@ -14,6 +14,7 @@ import pytest
 
 from services.api.machinery.selectors import SelectorError, parse_label_selector
 from services.kube.labels import Requirement
+from services.kube.schema import parse_group_version
 
 _NAME_PART = (
     "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an "
@@ -77,3 +78,19 @@ def test_parse_errors_as_go(selector: str, error: str) -> None:
 )
 def test_requirement_matches(requirement: Requirement, labels: dict[str, str], matches: bool) -> None:
     assert requirement.matches(labels) is matches
+
+
+@pytest.mark.parametrize(
+    ("api_version", "parsed"),
+    [
+        ("", ("", "")),
+        ("/", ("", "")),
+        ("v1", ("", "v1")),
+        ("resource.k8s.io/v1alpha3", ("resource.k8s.io", "v1alpha3")),
+        ("a/b/c", None),
+        ("/v1", ("", "v1")),
+    ],
+)
+def test_parse_group_version(api_version: str, parsed: tuple[str, str] | None) -> None:
+    # schema.ParseGroupVersion (apimachinery pkg/runtime/schema/group_version_test.go's table)
+    assert parse_group_version(api_version) == parsed
