@@ -1,0 +1,334 @@
+"""The models, the patch metadata and the OpenAPI list markers say what Kubernetes' own schemas say.
+
+The schemas are Kubernetes 1.31's OpenAPI definitions as the
+``kubernetes-validate`` package ships them (`services.api.types.schemas`).
+Each test walks every type a served kind reaches and lists every difference,
+so a failure names all of them at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from services.api.machinery.patch import patch_meta
+from services.api.types import GO_PACKAGES, MODELS, K8sStruct
+from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node
+from services.api.types.schemas import Definition, Schemas, TypeRef, go_name, go_package, schemas
+from services.apiserver import openapi
+
+_PREFIX = {
+    "services.api.types.meta": "io.k8s.apimachinery.pkg.apis.meta.v1.",
+    "services.api.types.core_v1": "io.k8s.api.core.v1.",
+    "services.api.types.resource_v1alpha3": "io.k8s.api.resource.v1alpha3.",
+}
+
+
+def definition_of(cls: type[K8sStruct]) -> str:
+    return _PREFIX[cls.__module__] + cls.__name__
+
+
+def _expected_scalar(defs: Schemas, tp: TypeRef) -> str:
+    if tp.kind == "ref":
+        return defs.get(tp.ref).scalar or f"struct {tp.ref}"
+    if tp.kind == "integer":
+        return "int32" if tp.format == "int32" else "int64"
+    return {"string": "string", "boolean": "bool", "number": "float", "object": "any"}.get(tp.kind, tp.kind)
+
+
+def _model_shape(node: Node) -> str:
+    if isinstance(node, ScalarNode):
+        return node.kind
+    if isinstance(node, ListNode):
+        return f"[]{_model_shape(node.item)}"
+    if isinstance(node, MapNode):
+        return f"map[{_model_shape(node.value)}]"
+    return f"struct {definition_of(node.cls)}"
+
+
+def _schema_shape(defs: Schemas, tp: TypeRef) -> str:
+    if tp.kind == "array":
+        assert tp.item is not None
+        return f"[]{_schema_shape(defs, tp.item)}"
+    if tp.kind == "map":
+        assert tp.item is not None
+        return f"map[{_schema_shape(defs, tp.item)}]"
+    return _expected_scalar(defs, tp)
+
+
+def model_differences(defs: Schemas, roots: list[type[K8sStruct]]) -> list[str]:
+    """Every field of every struct reachable from ``roots`` whose presence or JSON type differs from the schema."""
+    out: list[str] = []
+    seen: set[type] = set()
+    stack = list(roots)
+    while stack:
+        cls = stack.pop()
+        if cls in seen:
+            continue
+        seen.add(cls)
+        name = definition_of(cls)
+        definition = defs.get(name)
+        model = struct_node(cls).fields
+        for wire in sorted(set(model) | set(definition.properties)):
+            if wire not in definition.properties:
+                out.append(f"{name}.{wire}: in the model, not in Kubernetes")
+                continue
+            if wire not in model:
+                out.append(f"{name}.{wire}: in Kubernetes, missing from the model")
+                continue
+            have, want = _model_shape(model[wire].node), _schema_shape(defs, definition.properties[wire].type)
+            if have != want:
+                out.append(f"{name}.{wire}: model {have}, Kubernetes {want}")
+            stack.extend(_structs(model[wire].node))
+    return sorted(out)
+
+
+def _structs(node: Node) -> Iterator[type[K8sStruct]]:
+    if isinstance(node, StructNode):
+        yield node.cls
+    elif isinstance(node, ListNode):
+        yield from _structs(node.item)
+    elif isinstance(node, MapNode):
+        yield from _structs(node.value)
+
+
+def test_models_have_exactly_the_fields_and_types_of_kubernetes_1_31() -> None:
+    models = sorted({cls for cls in MODELS.values()}, key=lambda c: c.__name__)
+    assert model_differences(schemas("1.31"), models) == []
+
+
+def test_go_names_and_packages_are_the_schemas() -> None:
+    for cls in set(MODELS.values()):
+        name = definition_of(cls)
+        assert cls.__name__ == go_name(name)
+        assert GO_PACKAGES[cls.__module__] == go_package(name)
+
+
+# ---------------------------------------------------------------- patch metadata
+
+
+def _field_meta(defs: Schemas, prop_markers: Definition | None, wire: str, tp: TypeRef) -> patch_meta.FieldMeta:
+    prop = prop_markers.properties[wire] if prop_markers is not None else None
+    atomic = False
+    if tp.kind == "ref":
+        atomic = defs.get(tp.ref).map_type == "atomic"
+    elif tp.kind == "map" and prop is not None:
+        atomic = prop.map_type == "atomic"
+    if prop is None:
+        return patch_meta.FieldMeta(atomic=atomic)
+    is_list = tp.kind == "array"
+    return patch_meta.FieldMeta(
+        patch_strategies=tuple(s for s in prop.patch_strategy.split(",") if s),
+        patch_merge_key=prop.patch_merge_key,
+        list_type=(prop.list_type or patch_meta.LIST_ATOMIC) if is_list else patch_meta.LIST_ATOMIC,
+        list_map_keys=prop.list_map_keys if is_list else (),
+        atomic=atomic,
+    )
+
+
+def schema_patch_meta(defs: Schemas, definition: str) -> dict[str, patch_meta.FieldMeta]:
+    """Path → the markers Kubernetes' schema declares, for every path whose metadata is not the default."""
+    out: dict[str, patch_meta.FieldMeta] = {}
+
+    def visit(name: str, path: str, seen: tuple[str, ...]) -> None:
+        if name in seen:
+            return
+        d = defs.get(name)
+        for wire, prop in d.properties.items():
+            child = f"{path}.{wire}" if path else wire
+            meta = _field_meta(defs, d, wire, prop.type)
+            if meta != patch_meta.DEFAULT:
+                out[child] = meta
+            tp, here = prop.type, child
+            while tp.kind == "array":
+                assert tp.item is not None
+                tp, here = tp.item, here + "[]"
+                if tp.kind == "ref" and defs.get(tp.ref).map_type == "atomic":
+                    out[here] = patch_meta.ATOMIC
+            if tp.kind == "ref" and not defs.get(tp.ref).scalar:
+                visit(tp.ref, here, (*seen, name))
+
+    visit(definition, "", ())
+    return out
+
+
+def _without_key_defaults(meta: patch_meta.FieldMeta) -> patch_meta.FieldMeta:
+    return patch_meta.FieldMeta(
+        meta.patch_strategies, meta.patch_merge_key, meta.list_type, meta.list_map_keys, (), meta.atomic
+    )
+
+
+def patch_meta_differences(defs: Schemas) -> list[str]:
+    out: list[str] = []
+    for api_version, kind in patch_meta.kinds():
+        group, _, version = api_version.rpartition("/")
+        definition = defs.kind(group, version, kind).name
+        want = schema_patch_meta(defs, definition)
+        schema = patch_meta.schema_for(api_version, kind)
+        assert schema is not None
+        have = {path: _without_key_defaults(meta) for path, meta in schema.fields.items()}
+        have = {path: meta for path, meta in have.items() if meta != patch_meta.DEFAULT}
+        for path in sorted(set(want) | set(have)):
+            if have.get(path) != want.get(path):
+                out.append(f"{kind} {path}: patch_meta {have.get(path)}, Kubernetes {want.get(path)}")
+    return out
+
+
+# Where the hand-written patch_meta tables differ from Kubernetes 1.31 (to be replaced by the schemas).
+KNOWN_PATCH_META_DIFFERENCES = frozenset(
+    {
+        "Pod spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[].preference",
+        "Pod spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[]",
+        "Pod spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.labelSelector",
+        "Pod spec.affinity.podAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.namespaceSelector",
+        "Pod spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector",
+        "Pod spec.affinity.podAffinity.requiredDuringSchedulingIgnoredDuringExecution[].namespaceSelector",
+        "Pod spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.labelSelector",
+        "Pod spec.affinity.podAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution[].podAffinityTerm.namespaceSelector",
+        "Pod spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[].labelSelector",
+        "Pod spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[].namespaceSelector",
+        "Pod spec.volumes[].cephfs.secretRef",
+        "Pod spec.volumes[].cinder.secretRef",
+        "Pod spec.volumes[].csi.nodePublishSecretRef",
+        "Pod spec.volumes[].downwardAPI.items[].fieldRef",
+        "Pod spec.volumes[].downwardAPI.items[].resourceFieldRef",
+        "Pod spec.volumes[].flexVolume.secretRef",
+        "Pod spec.volumes[].iscsi.secretRef",
+        "Pod spec.volumes[].projected.sources[].clusterTrustBundle.labelSelector",
+        "Pod spec.volumes[].projected.sources[].downwardAPI.items[].fieldRef",
+        "Pod spec.volumes[].projected.sources[].downwardAPI.items[].resourceFieldRef",
+        "Pod spec.volumes[].rbd.secretRef",
+        "Pod spec.volumes[].scaleIO.secretRef",
+        "Pod spec.volumes[].storageos.secretRef",
+        "Pod status.containerStatuses[].allocatedResourcesStatus",
+        "Pod status.containerStatuses[].allocatedResourcesStatus[].resources",
+        "Pod status.containerStatuses[].resources.claims",
+        "Pod status.containerStatuses[].volumeMounts",
+        "Pod status.ephemeralContainerStatuses[].allocatedResourcesStatus",
+        "Pod status.ephemeralContainerStatuses[].allocatedResourcesStatus[].resources",
+        "Pod status.ephemeralContainerStatuses[].resources.claims",
+        "Pod status.ephemeralContainerStatuses[].volumeMounts",
+        "Pod status.initContainerStatuses[].allocatedResourcesStatus",
+        "Pod status.initContainerStatuses[].allocatedResourcesStatus[].resources",
+        "Pod status.initContainerStatuses[].resources.claims",
+        "Pod status.initContainerStatuses[].volumeMounts",
+        "DeviceClass spec.suitableNodes.nodeSelectorTerms[]",
+        "ResourceClaim status.allocation.nodeSelector.nodeSelectorTerms[]",
+        "ResourceSlice spec.nodeSelector.nodeSelectorTerms[]",
+    }
+)
+
+
+def test_patch_metadata_is_kubernetes_1_31s() -> None:
+    differences = {line.split(":")[0] for line in patch_meta_differences(schemas("1.31"))}
+    assert differences == KNOWN_PATCH_META_DIFFERENCES
+
+
+# ---------------------------------------------------------------- OpenAPI list markers
+
+
+_MARKERS = (
+    "x-kubernetes-patch-strategy",
+    "x-kubernetes-patch-merge-key",
+    "x-kubernetes-list-type",
+    "x-kubernetes-list-map-keys",
+)
+
+
+def openapi_marker_differences(defs: Schemas) -> list[str]:
+    out: list[str] = []
+    reachable = defs.closure(definition_of(cls) for cls in set(MODELS.values()))
+    want: dict[tuple[str, str], dict[str, object]] = {}
+    for name in reachable:
+        for wire, prop in defs.get(name).properties.items():
+            markers: dict[str, object] = {}
+            if prop.patch_strategy:
+                markers[_MARKERS[0]] = prop.patch_strategy
+            if prop.patch_merge_key:
+                markers[_MARKERS[1]] = prop.patch_merge_key
+            if prop.list_type:
+                markers[_MARKERS[2]] = prop.list_type
+            if prop.list_map_keys:
+                markers[_MARKERS[3]] = list(prop.list_map_keys)
+            if markers:
+                want[(name, wire)] = markers
+    have = openapi.LIST_MARKERS
+    for key in sorted(set(want) | set(have)):
+        if have.get(key) != want.get(key):
+            out.append(f"{key[0]}.{key[1]}: openapi {have.get(key)}, Kubernetes {want.get(key)}")
+    return out
+
+
+# Where openapi.LIST_MARKERS differs from Kubernetes 1.31 (to be replaced by the schemas).
+KNOWN_OPENAPI_MARKER_DIFFERENCES = frozenset(
+    {
+        "io.k8s.api.core.v1.Capabilities.add",
+        "io.k8s.api.core.v1.Capabilities.drop",
+        "io.k8s.api.core.v1.CephFSVolumeSource.monitors",
+        "io.k8s.api.core.v1.ConfigMapProjection.items",
+        "io.k8s.api.core.v1.ConfigMapVolumeSource.items",
+        "io.k8s.api.core.v1.ContainerImage.names",
+        "io.k8s.api.core.v1.ContainerStatus.allocatedResourcesStatus",
+        "io.k8s.api.core.v1.ContainerStatus.volumeMounts",
+        "io.k8s.api.core.v1.DownwardAPIProjection.items",
+        "io.k8s.api.core.v1.DownwardAPIVolumeSource.items",
+        "io.k8s.api.core.v1.ExecAction.command",
+        "io.k8s.api.core.v1.FCVolumeSource.targetWWNs",
+        "io.k8s.api.core.v1.FCVolumeSource.wwids",
+        "io.k8s.api.core.v1.HTTPGetAction.httpHeaders",
+        "io.k8s.api.core.v1.HostAlias.hostnames",
+        "io.k8s.api.core.v1.ISCSIVolumeSource.portals",
+        "io.k8s.api.core.v1.LinuxContainerUser.supplementalGroups",
+        "io.k8s.api.core.v1.NodeAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        "io.k8s.api.core.v1.NodeSelector.nodeSelectorTerms",
+        "io.k8s.api.core.v1.NodeSelectorRequirement.values",
+        "io.k8s.api.core.v1.NodeSelectorTerm.matchExpressions",
+        "io.k8s.api.core.v1.NodeSelectorTerm.matchFields",
+        "io.k8s.api.core.v1.NodeStatus.runtimeHandlers",
+        "io.k8s.api.core.v1.PersistentVolumeClaimSpec.accessModes",
+        "io.k8s.api.core.v1.PodAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        "io.k8s.api.core.v1.PodAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        "io.k8s.api.core.v1.PodAffinityTerm.matchLabelKeys",
+        "io.k8s.api.core.v1.PodAffinityTerm.mismatchLabelKeys",
+        "io.k8s.api.core.v1.PodAffinityTerm.namespaces",
+        "io.k8s.api.core.v1.PodAntiAffinity.preferredDuringSchedulingIgnoredDuringExecution",
+        "io.k8s.api.core.v1.PodAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution",
+        "io.k8s.api.core.v1.PodDNSConfig.nameservers",
+        "io.k8s.api.core.v1.PodDNSConfig.options",
+        "io.k8s.api.core.v1.PodDNSConfig.searches",
+        "io.k8s.api.core.v1.PodSecurityContext.supplementalGroups",
+        "io.k8s.api.core.v1.PodSecurityContext.sysctls",
+        "io.k8s.api.core.v1.ProjectedVolumeSource.sources",
+        "io.k8s.api.core.v1.RBDVolumeSource.monitors",
+        "io.k8s.api.core.v1.ResourceStatus.resources",
+        "io.k8s.api.core.v1.SecretProjection.items",
+        "io.k8s.api.core.v1.SecretVolumeSource.items",
+        "io.k8s.api.core.v1.TopologySpreadConstraint.matchLabelKeys",
+        "io.k8s.api.resource.v1alpha3.DeviceAllocationConfiguration.requests",
+        "io.k8s.api.resource.v1alpha3.DeviceAllocationResult.config",
+        "io.k8s.api.resource.v1alpha3.DeviceAllocationResult.results",
+        "io.k8s.api.resource.v1alpha3.DeviceClaim.config",
+        "io.k8s.api.resource.v1alpha3.DeviceClaim.constraints",
+        "io.k8s.api.resource.v1alpha3.DeviceClaim.requests",
+        "io.k8s.api.resource.v1alpha3.DeviceClaimConfiguration.requests",
+        "io.k8s.api.resource.v1alpha3.DeviceClassSpec.config",
+        "io.k8s.api.resource.v1alpha3.DeviceClassSpec.selectors",
+        "io.k8s.api.resource.v1alpha3.DeviceConstraint.requests",
+        "io.k8s.api.resource.v1alpha3.DeviceRequest.selectors",
+        "io.k8s.api.resource.v1alpha3.ResourceClaimSchedulingStatus.unsuitableNodes",
+        "io.k8s.api.resource.v1alpha3.ResourceClaimStatus.devices",
+        "io.k8s.api.resource.v1alpha3.ResourceSliceSpec.devices",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.DeleteOptions.dryRun",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelector.matchExpressions",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.LabelSelectorRequirement.values",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.Status.details",
+        "io.k8s.apimachinery.pkg.apis.meta.v1.StatusDetails.causes",
+    }
+)
+
+
+@pytest.mark.parametrize("release", ["1.31"])
+def test_openapi_list_markers_are_kubernetes(release: str) -> None:
+    differences = {line.split(": openapi")[0] for line in openapi_marker_differences(schemas(release))}
+    assert differences == KNOWN_OPENAPI_MARKER_DIFFERENCES
