@@ -194,7 +194,13 @@ class _Writer:
             if clash:
                 raise ValueError(f"{sorted(clash)} of {module} clash with {self.spec.module}'s own types")
             head.append(f"from services.api.types.{module} import {', '.join(sorted(self.imports[module]))}")
-        return "\n".join(head + body) + "\n"
+        facts = [
+            "",
+            "# Where these types come from: Kubernetes' schemas (services.api.types.schemas).",
+            f'K8S_RELEASE = "{self.spec.release}"',
+            f'DEFINITION_PREFIX = "{self.spec.prefix}"',
+        ]
+        return "\n".join(head + facts + body) + "\n"
 
 
 def render(spec: ModuleSpec) -> str:

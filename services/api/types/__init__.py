@@ -18,13 +18,24 @@ A new API version adds a module (``resource_v1beta1``) and rows in `MODELS`;
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
 from services.api.types import core_v1, meta, resource_v1alpha3
 from services.api.types.base import K8sStruct
 
-__all__ = ["GO_PACKAGES", "MODELS", "K8sStruct", "core_v1", "meta", "model_for", "resource_v1alpha3"]
+__all__ = [
+    "GO_PACKAGES",
+    "MODELS",
+    "K8sStruct",
+    "core_v1",
+    "definition_of",
+    "meta",
+    "model_for",
+    "release_of",
+    "resource_v1alpha3",
+]
 
 # (group, version, kind) → model of that kind in that version.
 MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
@@ -46,16 +57,25 @@ MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
     }
 )
 
-# Python module → the Go package name of its types, for Go-worded errors.
+# Python module → the Go package name of its types, for Go-worded errors
+# (io.k8s.api.resource.v1alpha3. → v1alpha3).
 GO_PACKAGES: Mapping[str, str] = MappingProxyType(
-    {
-        meta.__name__: "v1",
-        core_v1.__name__: "v1",
-        resource_v1alpha3.__name__: "v1alpha3",
-    }
+    {module.__name__: module.DEFINITION_PREFIX.rsplit(".", 2)[1] for module in (meta, core_v1, resource_v1alpha3)}
 )
 
 
 def model_for(group: str, version: str, kind: str) -> type[K8sStruct] | None:
     """The model of ``kind`` in ``group/version``, or None when draplane has none."""
     return MODELS.get((group, version, kind))
+
+
+def definition_of(cls: type) -> str | None:
+    """The name of a model's definition in Kubernetes' schemas (``io.k8s.api.core.v1.Pod``), or None."""
+    prefix = getattr(sys.modules.get(cls.__module__), "DEFINITION_PREFIX", None)
+    return prefix + cls.__name__ if isinstance(prefix, str) else None
+
+
+def release_of(cls: type) -> str | None:
+    """The Kubernetes release whose schemas a model was generated from (``"1.31"``), or None."""
+    release = getattr(sys.modules.get(cls.__module__), "K8S_RELEASE", None)
+    return release if isinstance(release, str) else None

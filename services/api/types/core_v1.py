@@ -13,6 +13,10 @@ import msgspec
 from services.api.types.base import Int32, Int64, IntOrString, K8sStruct, MicroTime, Quantity, Time
 from services.api.types.meta import LabelSelector, ObjectMeta
 
+# Where these types come from: Kubernetes' schemas (services.api.types.schemas).
+K8S_RELEASE = "1.31"
+DEFINITION_PREFIX = "io.k8s.api.core.v1."
+
 
 class AWSElasticBlockStoreVolumeSource(K8sStruct):
     fs_type: str | None = None

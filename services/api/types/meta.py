@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from services.api.types.base import Int32, Int64, K8sStruct, RawJSON, Time
 
+# Where these types come from: Kubernetes' schemas (services.api.types.schemas).
+K8S_RELEASE = "1.31"
+DEFINITION_PREFIX = "io.k8s.apimachinery.pkg.apis.meta.v1."
+
 
 class DeleteOptions(K8sStruct):
     api_version: str | None = None

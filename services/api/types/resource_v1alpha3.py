@@ -14,6 +14,10 @@ from services.api.types.base import Int64, K8sStruct, Quantity, RawJSON
 from services.api.types.core_v1 import NodeSelector
 from services.api.types.meta import ObjectMeta
 
+# Where these types come from: Kubernetes' schemas (services.api.types.schemas).
+K8S_RELEASE = "1.31"
+DEFINITION_PREFIX = "io.k8s.api.resource.v1alpha3."
+
 
 class AllocationResult(K8sStruct):
     controller: str | None = None
