@@ -57,7 +57,7 @@ MODULES: tuple[ModuleSpec, ...] = (
         "meta",
         "1.31",
         META,
-        (META + "Status", META + "DeleteOptions", META + "ObjectMeta", META + "LabelSelector"),
+        (META + "Status", META + "DeleteOptions", META + "ObjectMeta", META + "LabelSelector", META + "Condition"),
         "meta.k8s.io/v1 types shared by every kind (k8s.io/apimachinery/pkg/apis/meta/v1, Kubernetes 1.31)",
     ),
     ModuleSpec(
@@ -76,6 +76,20 @@ MODULES: tuple[ModuleSpec, ...] = (
             for k in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "PodSchedulingContext")
         ),
         "resource.k8s.io/v1alpha3 types (k8s.io/api/resource/v1alpha3, Kubernetes 1.31), the group's storage version",
+    ),
+    *(
+        ModuleSpec(
+            f"resource_{version}",
+            "1.37",
+            f"io.k8s.api.resource.{version}.",
+            tuple(f"io.k8s.api.resource.{version}.{kind}" for kind in kinds),
+            f"resource.k8s.io/{version} types (k8s.io/api/resource/{version}, Kubernetes 1.37); not served yet",
+        )
+        for version, kinds in (
+            ("v1", ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule")),
+            ("v1beta2", ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule")),
+            ("v1beta1", ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")),
+        )
     ),
 )
 
@@ -135,6 +149,7 @@ class _Writer:
             if owner is None:
                 raise ValueError(f"{tp.ref} belongs to no generated module")
             if owner.module != self.spec.module:
+                self._check_same_shape(tp.ref, owner)
                 self.imports.setdefault(owner.module, set()).add(go_name(tp.ref))
             return go_name(tp.ref)
         if tp.kind == "array":
@@ -151,6 +166,18 @@ class _Writer:
             self.base.add("RawJSON")
             return "RawJSON"
         return {"string": "str", "boolean": "bool", "number": "float"}[tp.kind]
+
+    def _check_same_shape(self, name: str, owner: ModuleSpec) -> None:
+        """A type shared with another module's release must have the same fields there (1.37's resource.k8s.io/v1
+        uses core/v1 NodeSelector, generated from 1.31)."""
+        if owner.release == self.spec.release:
+            return
+        for defs in (self.defs, schemas(owner.release)):
+            for reached in defs.closure([name]):
+                ours, theirs = self.defs.get(reached), schemas(owner.release).get(reached)
+                shape = {k: p.type for k, p in ours.properties.items()}
+                if shape != {k: p.type for k, p in theirs.properties.items()}:
+                    raise ValueError(f"{reached} differs between Kubernetes {self.spec.release} and {owner.release}")
 
     def struct(self, definition: Definition) -> list[str]:
         lines = [f"class {definition.go_name}(K8sStruct):"]

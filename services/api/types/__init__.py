@@ -10,10 +10,16 @@ chosen over pydantic after measuring both (docs/decisions/models.md).
 - `meta` — ObjectMeta, ListMeta, LabelSelector, Status, DeleteOptions;
 - `core_v1` — Namespace, Node, Pod, Binding, Event;
 - `resource_v1alpha3` — DeviceClass, ResourceClaim, ResourceClaimTemplate,
-  ResourceSlice, PodSchedulingContext.
+  ResourceSlice, PodSchedulingContext;
+- `resource_v1`, `resource_v1beta2`, `resource_v1beta1` — Kubernetes 1.37's
+  shapes of the group, generated but not served yet (`ALL_MODELS`).
 
-A new API version adds a module (``resource_v1beta1``) and rows in `MODELS`;
-`services.api.machinery.conversion` converts it to the storage version.
+The model modules are generated from Kubernetes' own schemas
+(`services.api.types.schemas`) by ``python -m ops.gen_models --write``.
+
+A new API version adds a module to the generator (`ops.gen_models.MODULES`) and,
+once served, rows in `MODELS`; `services.api.machinery.conversion` converts it
+to the storage version.
 """
 
 from __future__ import annotations
@@ -22,10 +28,18 @@ import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from services.api.types import core_v1, meta, resource_v1alpha3
+from services.api.types import (
+    core_v1,
+    meta,
+    resource_v1,
+    resource_v1alpha3,
+    resource_v1beta1,
+    resource_v1beta2,
+)
 from services.api.types.base import K8sStruct
 
 __all__ = [
+    "ALL_MODELS",
     "GO_PACKAGES",
     "MODELS",
     "K8sStruct",
@@ -34,7 +48,10 @@ __all__ = [
     "meta",
     "model_for",
     "release_of",
+    "resource_v1",
     "resource_v1alpha3",
+    "resource_v1beta1",
+    "resource_v1beta2",
 ]
 
 # (group, version, kind) → model of that kind in that version.
@@ -57,10 +74,37 @@ MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
     }
 )
 
+# Every generated model of a kind, served or not. resource.k8s.io v1, v1beta2 and
+# v1beta1 (Kubernetes 1.37's shapes) are generated but not served yet: serving
+# them needs conversion, registry rows and discovery, and moves them into MODELS.
+ALL_MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
+    {
+        **MODELS,
+        **{
+            ("resource.k8s.io", module.DEFINITION_PREFIX.rsplit(".", 2)[1], kind): getattr(module, kind)
+            for module, kinds in (
+                (
+                    resource_v1,
+                    ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule"),
+                ),
+                (
+                    resource_v1beta2,
+                    ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule"),
+                ),
+                (resource_v1beta1, ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")),
+            )
+            for kind in kinds
+        },
+    }
+)
+
 # Python module → the Go package name of its types, for Go-worded errors
 # (io.k8s.api.resource.v1alpha3. → v1alpha3).
 GO_PACKAGES: Mapping[str, str] = MappingProxyType(
-    {module.__name__: module.DEFINITION_PREFIX.rsplit(".", 2)[1] for module in (meta, core_v1, resource_v1alpha3)}
+    {
+        module.__name__: module.DEFINITION_PREFIX.rsplit(".", 2)[1]
+        for module in (meta, core_v1, resource_v1alpha3, resource_v1, resource_v1beta2, resource_v1beta1)
+    }
 )
 
 

@@ -15,6 +15,15 @@ K8S_RELEASE = "1.31"
 DEFINITION_PREFIX = "io.k8s.apimachinery.pkg.apis.meta.v1."
 
 
+class Condition(K8sStruct):
+    last_transition_time: Time | None = None
+    message: str | None = None
+    observed_generation: Int64 | None = None
+    reason: str | None = None
+    status: str | None = None
+    type: str | None = None
+
+
 class DeleteOptions(K8sStruct):
     api_version: str | None = None
     dry_run: list[str] | None = None

@@ -13,20 +13,17 @@ from collections.abc import Iterator
 import pytest
 
 from services.api.machinery.patch import patch_meta
-from services.api.types import GO_PACKAGES, MODELS, K8sStruct
+from services.api.types import ALL_MODELS, GO_PACKAGES, MODELS, K8sStruct, release_of
+from services.api.types import definition_of as types_definition_of
 from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node
 from services.api.types.schemas import Definition, Schemas, TypeRef, go_name, go_package, schemas
 from services.apiserver import openapi
 
-_PREFIX = {
-    "services.api.types.meta": "io.k8s.apimachinery.pkg.apis.meta.v1.",
-    "services.api.types.core_v1": "io.k8s.api.core.v1.",
-    "services.api.types.resource_v1alpha3": "io.k8s.api.resource.v1alpha3.",
-}
-
 
 def definition_of(cls: type[K8sStruct]) -> str:
-    return _PREFIX[cls.__module__] + cls.__name__
+    name = types_definition_of(cls)
+    assert name is not None, cls
+    return name
 
 
 def _expected_scalar(defs: Schemas, tp: TypeRef) -> str:
@@ -57,8 +54,9 @@ def _schema_shape(defs: Schemas, tp: TypeRef) -> str:
     return _expected_scalar(defs, tp)
 
 
-def model_differences(defs: Schemas, roots: list[type[K8sStruct]]) -> list[str]:
-    """Every field of every struct reachable from ``roots`` whose presence or JSON type differs from the schema."""
+def model_differences(roots: list[type[K8sStruct]]) -> list[str]:
+    """Every field of every struct reachable from ``roots`` whose presence or JSON type differs from the schemas
+    of the release each struct was generated from."""
     out: list[str] = []
     seen: set[type] = set()
     stack = list(roots)
@@ -68,7 +66,7 @@ def model_differences(defs: Schemas, roots: list[type[K8sStruct]]) -> list[str]:
             continue
         seen.add(cls)
         name = definition_of(cls)
-        definition = defs.get(name)
+        definition = schemas(release_of(cls) or "").get(name)  # a 1.37 model may reach a type generated from 1.31
         model = struct_node(cls).fields
         for wire in sorted(set(model) | set(definition.properties)):
             if wire not in definition.properties:
@@ -77,7 +75,8 @@ def model_differences(defs: Schemas, roots: list[type[K8sStruct]]) -> list[str]:
             if wire not in model:
                 out.append(f"{name}.{wire}: in Kubernetes, missing from the model")
                 continue
-            have, want = _model_shape(model[wire].node), _schema_shape(defs, definition.properties[wire].type)
+            have = _model_shape(model[wire].node)
+            want = _schema_shape(schemas(release_of(cls) or ""), definition.properties[wire].type)
             if have != want:
                 out.append(f"{name}.{wire}: model {have}, Kubernetes {want}")
             stack.extend(_structs(model[wire].node))
@@ -94,12 +93,24 @@ def _structs(node: Node) -> Iterator[type[K8sStruct]]:
 
 
 def test_models_have_exactly_the_fields_and_types_of_kubernetes_1_31() -> None:
-    models = sorted({cls for cls in MODELS.values()}, key=lambda c: c.__name__)
-    assert model_differences(schemas("1.31"), models) == []
+    models = sorted(set(MODELS.values()), key=lambda c: c.__name__)
+    assert {release_of(cls) for cls in models} == {"1.31"}
+    assert model_differences(models) == []
+
+
+@pytest.mark.parametrize("version", ["v1", "v1beta2", "v1beta1"])
+def test_unserved_resource_models_have_exactly_the_fields_and_types_of_kubernetes_1_37(version: str) -> None:
+    models = [cls for (group, v, _), cls in ALL_MODELS.items() if (group, v) == ("resource.k8s.io", version)]
+    assert {release_of(cls) for cls in models} == {"1.37"}
+    kinds = {cls.__name__ for cls in models}
+    assert {"DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"} <= kinds
+    assert model_differences(models) == []
+    for cls in models:
+        assert schemas("1.37").get(definition_of(cls)).gvks[0].version == version
 
 
 def test_go_names_and_packages_are_the_schemas() -> None:
-    for cls in set(MODELS.values()):
+    for cls in set(ALL_MODELS.values()):
         name = definition_of(cls)
         assert cls.__name__ == go_name(name)
         assert GO_PACKAGES[cls.__module__] == go_package(name)
