@@ -20,10 +20,11 @@ Pure: no I/O but reading the package's data files.
 
 from __future__ import annotations
 
+import importlib.util
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-from importlib import resources
+from pathlib import Path
 from typing import Any, Literal
 
 import msgspec
@@ -252,10 +253,13 @@ class Schemas:
             yield f"io.k8s.api.{group.split('.', 1)[0]}.{version}.{kind}"
 
 
-def _path(release: str) -> Any:
-    return resources.files("kubernetes_validate").joinpath(
-        f"kubernetes-json-schema/v{release}.0-local/_definitions.json"
-    )
+def _path(release: str) -> Path:
+    # Located without importing kubernetes_validate: its __init__ imports jsonschema and friends (~0.3 s).
+    spec = importlib.util.find_spec("kubernetes_validate")
+    if spec is None or not spec.submodule_search_locations:
+        raise ModuleNotFoundError("kubernetes-validate is not installed (a dependency of draplane)")
+    package = Path(next(iter(spec.submodule_search_locations)))
+    return package / "kubernetes-json-schema" / f"v{release}.0-local" / "_definitions.json"
 
 
 @cache
