@@ -30,8 +30,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.api.machinery.status import StatusError
-from services.runtime import backoff
 from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.runtime import backoff
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity

@@ -15,7 +15,7 @@ from typing import cast
 
 import pytest
 
-from services.api import status as st
+from services.api.machinery import status as st
 from services.driver.publisher import SlicePublisher
 from services.runtime.client import Client
 from services.runtime.informer import Informer
