@@ -51,6 +51,7 @@ from services.nodeagent.pod_claims import (
     claims_of_pod,
     drivers_of,
 )
+from services.runtime import backoff
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj
@@ -63,8 +64,6 @@ log = logging.getLogger(__name__)
 
 NODE_INDEX = "spec.nodeName"
 CLAIMS_INDEX = "nodeagent.claims"
-REGISTER_BACKOFF_START_S = 0.1  # the kubelet's node registration backoff
-REGISTER_BACKOFF_MAX_S = 7.0
 Key = tuple[str, str]  # (namespace, name) of a pod
 
 
@@ -202,23 +201,24 @@ class NodeAgent:
     async def register(self) -> Obj:
         """Create the Node (or bring its labels up to date) and report its full status.
 
-        Like the kubelet's registration, it tries again with backoff (100 ms doubling
-        to 7 s) while the API answers a conflict (the Node changed under it, e.g. by
-        a heartbeat of the agent's previous run still in flight) or a server error.
+        Like the kubelet's registration, it tries again with backoff (100 ms
+        doubling to 7 s, with jitter: `backoff.node_registration`) while the API
+        answers a conflict (the Node changed under it, e.g. by a heartbeat of the
+        agent's previous run still in flight) or a server error.
         """
-        delay = REGISTER_BACKOFF_START_S
+        retry = backoff.node_registration()
         while True:
             try:
                 return await self._register_once()
             except st.StatusError as err:
                 if err.code != 409 and err.code < 500:
                     raise
+                delay = retry.step()
                 log.warning(
                     "node registration failed; trying again",
-                    extra={"node": self.node, "code": err.code, "error": str(err), "retry_in": delay},
+                    extra={"node": self.node, "code": err.code, "error": str(err), "retry_in": round(delay, 3)},
                 )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, REGISTER_BACKOFF_MAX_S)
+                await asyncio.sleep(delay)
 
     async def _register_once(self) -> Obj:
         wanted = {**node_object.node_labels(self.node, arch=self.arch), **self.labels}

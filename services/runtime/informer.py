@@ -27,7 +27,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
 
 from services.bus.port import BEGINNING, Bus, BusUnavailable, Record
-from services.runtime import gc_pause
+from services.runtime import backoff, gc_pause
 from services.runtime.log_fold import MalformedRecord, read_change
 from services.runtime.metrics import INFORMER_HANDLER_FAILURES, MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
@@ -37,7 +37,6 @@ from topics.envelope import split_key
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-RETRY_PAUSE_S = 0.5
 IndexFunc = Callable[[Obj], Iterable[str]]
 
 
@@ -243,6 +242,7 @@ class Informer:
         loop = asyncio.get_running_loop()
         next_save = loop.time() + self._snapshot_interval
         catching_up = None if self.synced.is_set() else gc_pause.pause()
+        unavailable = backoff.log_unavailable()
         try:
             while True:
                 try:
@@ -252,8 +252,9 @@ class Informer:
                     if catching_up is not None:  # no pause for as long as the log may be away
                         catching_up.resume()
                         catching_up = None
-                    await asyncio.sleep(RETRY_PAUSE_S)
+                    await unavailable.pause()
                     continue
+                unavailable.reset()
                 self.records_read += len(records)
                 apply = self._apply
                 for record in records:

@@ -208,3 +208,15 @@ spec:
     result = await stack.kubectl("create", "-f", "-", stdin=bad, ok=False)
     assert result.code != 0
     assert 'The ResourceClaim "bad" is invalid: spec.devices.requests[0].deviceClassName: Required value' in result.err
+
+
+async def test_explain_prints_kubernetes_descriptions(stack: Stack) -> None:
+    # The descriptions are Kubernetes 1.31's own (the kubernetes-validate schemas); they were empty before.
+    spec = (await stack.kubectl("explain", "resourceclaim.spec")).out
+    assert "Spec describes what is being requested and how to configure it." in spec
+    assert "Devices defines how to request devices." in spec
+    requests = (await stack.kubectl("explain", "resourceclaim.spec.devices.requests")).out
+    assert "Requests represent individual requests for distinct devices" in requests
+    assert "deviceClassName" in requests and "DeviceClassName references a specific DeviceClass" in requests
+    pod = (await stack.kubectl("explain", "pods.spec.containers.ports")).out
+    assert "List of ports to expose from the container." in pod

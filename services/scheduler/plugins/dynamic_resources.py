@@ -42,6 +42,7 @@ from services.kube.resourceclaim import (
     is_reserved_for_pod,
 )
 from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.runtime import backoff
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
@@ -88,9 +89,6 @@ MSG_WAITING_FOR_DRIVER_INFO = "waiting for resource driver to provide informatio
 MSG_WAITING_FOR_DRIVER = "waiting for resource driver"
 
 _NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
-
-# client-go's retry.DefaultRetry: 5 steps, 10 ms apart.
-DEFAULT_CONFLICT_RETRY_DELAYS: tuple[float, ...] = (0.01, 0.01, 0.01, 0.01)
 
 
 def unschedulable(reason: str) -> Status:
@@ -147,13 +145,15 @@ class DynamicResources:
         control_plane_controller: bool = False,
         features: Features | None = None,
         selector_cache: SelectorCache | None = None,
-        conflict_retry_delays: Sequence[float] = DEFAULT_CONFLICT_RETRY_DELAYS,
+        conflict_retry_delays: Sequence[float] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         remember: bool = True,
     ) -> None:
         """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
 
         ``remember=False`` runs the allocator for every node and pod (no allocation memo, no equivalence key).
+        ``conflict_retry_delays`` fixes the pauses between conflict retries (tests); by default each
+        retry loop draws them from client-go's ``retry.DefaultRetry`` (`backoff.retry_on_conflict`).
         """
         self.remember = remember
         self.enabled = enabled
@@ -165,7 +165,7 @@ class DynamicResources:
         self.scheduling_contexts = scheduling_contexts if control_plane_controller else None
         self.features = features or Features()
         self.selector_cache = selector_cache or SelectorCache()
-        self._retry_delays = tuple(conflict_retry_delays)
+        self._retry_delays = None if conflict_retry_delays is None else tuple(conflict_retry_delays)
         self._sleep = sleep
         self._slice_index: SliceIndex | None = None
         self._slice_index_version: int | None = None
@@ -810,11 +810,19 @@ class DynamicResources:
                 except StatusError:
                     log.exception("unreserve %s", claim_key(claim))  # retried when the pod is scheduled again
 
+    def _conflict_delays(self) -> tuple[float, ...]:
+        """The pauses between the attempts of one conflict retry loop (one fewer than the attempts)."""
+        if self._retry_delays is not None:
+            return self._retry_delays
+        retry = backoff.retry_on_conflict()
+        return tuple(retry.step() for _ in range((retry.steps or 1) - 1))
+
     async def _remove_reservation(self, claim: Mapping[str, Any], pod: Pod) -> None:
         current: Mapping[str, Any] = claim
-        for attempt in range(len(self._retry_delays) + 1):
+        delays = self._conflict_delays()
+        for attempt in range(len(delays) + 1):
             if attempt:
-                await self._sleep(self._retry_delays[attempt - 1])
+                await self._sleep(delays[attempt - 1])
                 current = await self.client.get(
                     RESOURCE_CLAIMS, str(meta(claim).get("name", "")), namespace=str(meta(claim).get("namespace", ""))
                 )
@@ -828,7 +836,7 @@ class DynamicResources:
                 await self.client.update_status(RESOURCE_CLAIMS, updated)
                 return
             except StatusError as err:
-                if not is_conflict(err) or attempt == len(self._retry_delays):
+                if not is_conflict(err) or attempt == len(delays):
                     raise
 
     # -------------------------------------------------------------- PreBind
@@ -869,10 +877,11 @@ class DynamicResources:
         namespace = str(meta(claim).get("namespace", ""))
         name = str(meta(claim).get("name", ""))
         succeeded = False
+        delays = self._conflict_delays()
         try:
-            for attempt in range(len(self._retry_delays) + 1):
+            for attempt in range(len(delays) + 1):
                 if attempt:
-                    await self._sleep(self._retry_delays[attempt - 1])
+                    await self._sleep(delays[attempt - 1])
                     try:
                         claim = await self.client.get(RESOURCE_CLAIMS, name, namespace=namespace)
                     except StatusError as err:
@@ -880,7 +889,7 @@ class DynamicResources:
                 try:
                     claim = await self._try_bind_claim(claim, alloc, pod, ref)
                 except BindClaimError as err:
-                    if err.conflict and attempt < len(self._retry_delays):
+                    if err.conflict and attempt < len(delays):
                         continue
                     raise
                 succeeded = True
