@@ -1,8 +1,9 @@
 """The three drifts issue 18 found between copies of one Kubernetes rule, each seen through its consumer.
 
 Each test failed on main before ``services.kube`` (checked by running this
-file against main's tree): the consumers are imported by names that exist on
-both sides, so the same file runs there.
+file against 81aa4d8's tree, where the same consumers lived at
+``services.api.cel``, ``services.api.validation.resource_slice`` and
+``services.chaos.invariants``; the other imports are unchanged).
 
 - "1.5n": the scheduler kept 3/2·10⁻⁹ where ParseQuantity (and CEL) round up
   to 2·10⁻⁹.
