@@ -200,7 +200,10 @@ def parse_wire_quantity(raw: object) -> Quantity:
     """``Quantity.UnmarshalJSON``: a JSON string (trimmed as ``strings.TrimSpace``) or number.
 
     A JSON number arrives as ``int`` or ``float``; Go parses its literal text,
-    which for a float is Python's shortest ``repr``.
+    which for a float is Python's shortest ``repr``. Go trims the raw JSON
+    text, before unescaping: a decoded string cannot tell an escaped
+    ``\u00a0`` from a raw one, so both are trimmed here (an escaped tab or
+    newline, the only way JSON carries those, is not).
     """
     if isinstance(raw, str):
         return parse_quantity(raw.strip(_WIRE_SPACE))
