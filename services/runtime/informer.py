@@ -29,7 +29,7 @@ from typing import Any, NamedTuple, Protocol
 from services.bus.port import BEGINNING, Bus, BusUnavailable, Record
 from services.runtime import backoff, gc_pause
 from services.runtime.log_fold import MalformedRecord, read_change
-from services.runtime.metrics import INFORMER_HANDLER_FAILURES, MALFORMED_RECORDS
+from services.runtime.metrics import INFORMER_HANDLER_FAILURES, INFORMER_READ_FAILURES, MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import OBJECTS
 from topics.envelope import split_key
@@ -247,8 +247,15 @@ class Informer:
             while True:
                 try:
                     records = await consumer.getmany(timeout_ms=200)
-                except BusUnavailable as exc:  # the log comes back; readers wait meanwhile
-                    log.warning("informer cannot read the log; trying again", extra={"error": str(exc)})
+                except Exception as exc:  # the log comes back; readers wait meanwhile
+                    # As client-go's reflector: a read that fails is retried with backoff, never the end
+                    # of the view. BusUnavailable is expected (a broker restart); anything else is a bug
+                    # or a broken file, so it is counted and logged with its traceback.
+                    if isinstance(exc, BusUnavailable):
+                        log.warning("informer cannot read the log; trying again", extra={"error": str(exc)})
+                    else:
+                        INFORMER_READ_FAILURES.labels(informer=self.name).inc()
+                        log.error("informer read failed; trying again", exc_info=exc, extra={"informer": self.name})
                     if catching_up is not None:  # no pause for as long as the log may be away
                         catching_up.resume()
                         catching_up = None
@@ -267,8 +274,12 @@ class Informer:
                     catching_up = None
                 self._release_waiters()
                 if self._snapshot is not None and self._dirty and loop.time() >= next_save:
-                    await self._save_snapshot()
                     next_save = loop.time() + self._snapshot_interval
+                    try:
+                        await self._save_snapshot()
+                    except Exception as exc:  # kept dirty for the next save; the view itself is intact
+                        INFORMER_READ_FAILURES.labels(informer=self.name).inc()
+                        log.error("informer snapshot save failed", exc_info=exc, extra={"informer": self.name})
         finally:
             if catching_up is not None:
                 catching_up.resume()

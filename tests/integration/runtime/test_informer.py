@@ -200,3 +200,51 @@ async def test_a_handler_that_raises_is_counted_and_logged_and_the_informer_goes
     assert len(failed) == 2
     assert all(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in failed)
     assert "handler broke on first" in caplog.text and "Traceback" in caplog.text
+
+
+class BrokenOnce:
+    """A bus whose consumers raise a non-log error on their first read (a bug, a broken file), then read on."""
+
+    def __init__(self, bus: Bus) -> None:
+        self._bus = bus
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._bus, name)
+
+    async def consumer(self, *args: Any, **kwargs: Any) -> Any:
+        inner = await self._bus.consumer(*args, **kwargs)
+        broken = True
+
+        class Consumer:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(inner, name)
+
+            async def getmany(self, **kw: Any) -> Any:
+                nonlocal broken
+                if broken:
+                    broken = False
+                    raise RuntimeError("disk I/O error")
+                return await inner.getmany(**kw)
+
+        return Consumer()
+
+
+async def test_a_read_that_fails_is_counted_logged_and_retried_not_the_end_of_the_view(
+    log: LogHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    watched = Informer(BrokenOnce(log.bus), name="broken-once")  # type: ignore[arg-type]
+    before = REGISTRY.get_sample_value("draplane_informer_read_failures_total", {"informer": "broken-once"}) or 0.0
+    client = await log.client()
+    with caplog.at_level(logging.ERROR, logger="services.runtime.informer"):
+        await watched.start()
+        try:
+            created = await client.create(GROUP, RESOURCE, claim("after-the-failure"))
+            await watched.wait_for(_rv(created), timeout=30)
+            names = [o["metadata"]["name"] for o in watched.store(GROUP, RESOURCE).list()]
+        finally:
+            await watched.stop()
+    assert names == ["after-the-failure"]
+    after = REGISTRY.get_sample_value("draplane_informer_read_failures_total", {"informer": "broken-once"})
+    assert after == before + 1
+    failed = [r for r in caplog.records if r.getMessage() == "informer read failed; trying again"]
+    assert len(failed) == 1 and failed[0].exc_info and "disk I/O error" in str(failed[0].exc_info[1])
