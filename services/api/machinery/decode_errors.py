@@ -28,6 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.api.machinery.patch import gojson
 from services.api.types.base import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode
 from services.kube.quantity import FORMAT_WRONG, quantity_error
@@ -157,16 +158,8 @@ def to_plain(value: Any) -> Any:
 
 
 def json_kind(value: Any) -> str:
-    """How Go's decoder names a JSON value in an UnmarshalTypeError."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple) and not isinstance(value, Pairs):
-        return "array"
-    return "object"
+    """How Go's decoder names a JSON value in an UnmarshalTypeError (a `Pairs` is an object)."""
+    return "object" if isinstance(value, Pairs) else gojson.json_kind(value)
 
 
 def number_literal(value: int | float) -> str:
