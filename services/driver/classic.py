@@ -20,11 +20,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.kube.resource_limits import POD_SCHEDULING_NODE_LIST_MAX_SIZE
 from services.kube.structured import AllocationError, Allocator, DeviceID
 
 Obj = dict[str, Any]
 
-POD_SCHEDULING_NODE_LIST_MAX_SIZE = 128  # resourceapi.PodSchedulingNodeListMaxSize
 
 
 def finalizer_for(driver: str) -> str:

@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
+from services.kube.resource_limits import RESOURCE_SLICE_MAX_DEVICES
 
 Obj = dict[str, Any]
 
-MAX_DEVICES_PER_SLICE = 128  # resourceapi.ResourceSliceMaxDevices
 API_VERSION = f"{RESOURCE_GROUP}/{V1ALPHA3}"
 
 
@@ -32,7 +32,7 @@ def slice_name(*, node: str, driver: str, index: int) -> str:
     return f"{node}-{driver}-{index}"
 
 
-def split_devices(devices: Sequence[Obj], *, per_slice: int = MAX_DEVICES_PER_SLICE) -> list[list[Obj]]:
+def split_devices(devices: Sequence[Obj], *, per_slice: int = RESOURCE_SLICE_MAX_DEVICES) -> list[list[Obj]]:
     """Devices in chunks of at most ``per_slice``; an empty pool is still one (empty) slice."""
     if not devices:
         return [[]]
@@ -56,7 +56,7 @@ def desired_slices(
     devices: Sequence[Obj],
     generation: int,
     owners: Sequence[Obj] = (),
-    per_slice: int = MAX_DEVICES_PER_SLICE,
+    per_slice: int = RESOURCE_SLICE_MAX_DEVICES,
 ) -> list[Obj]:
     """The full set of slices for ``devices`` at ``generation``."""
     chunks = split_devices(devices, per_slice=per_slice)
@@ -124,7 +124,7 @@ def plan_slices(
     driver: str,
     devices: Sequence[Obj] | None,
     owners: Sequence[Obj] = (),
-    per_slice: int = MAX_DEVICES_PER_SLICE,
+    per_slice: int = RESOURCE_SLICE_MAX_DEVICES,
     last_generation: int = 0,
 ) -> SlicePlan:
     """Compare ``existing`` (this node's and driver's slices) with the desired ones.

@@ -14,7 +14,7 @@ the same way Kubernetes does:
   ``<pod>-<podclaim>`` (`legacy_claim_name`); the controller adopts such claims.
 
 A claim lists its consumers in ``status.reservedFor`` (`is_reserved_for_pod`),
-at most `RESERVED_FOR_MAX_SIZE` of them (`can_be_reserved`).
+at most `RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE` of them (`can_be_reserved`).
 
 Everything here is pure: plain dicts in, values or exceptions out.
 """
@@ -26,13 +26,13 @@ from typing import Any
 
 import orjson
 
+from services.kube.resource_limits import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
+
 Obj = Mapping[str, Any]
 
 FINALIZER = "resource.kubernetes.io/delete-protection"
 """The finalizer that keeps an allocated claim until it is deallocated."""
 
-RESERVED_FOR_MAX_SIZE = 32
-"""``ResourceClaimReservedForMaxSize`` of resource.k8s.io/v1alpha3 (1.31); v1 raises it to 256."""
 
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 """Annotation on a generated claim: the ``pod.spec.resourceClaims[].name`` it was generated for."""
@@ -173,7 +173,7 @@ def reserved_for(claim: Obj) -> list[Mapping[str, Any]]:
 
 
 def can_be_reserved(claim: Obj) -> bool:
-    """Whether the claim could be reserved for one more consumer: fewer than `RESERVED_FOR_MAX_SIZE` hold it.
+    """Whether the claim could be reserved for one more consumer (fewer than the reservedFor limit hold it).
 
     Kubernetes 1.31's ``resourceclaim.CanBeReserved`` returns true ("currently
     no restrictions on sharing") and leaves the limit to API validation, which
@@ -182,7 +182,7 @@ def can_be_reserved(claim: Obj) -> bool:
     or deallocated may take new consumers is a different question, asked by
     the callers that need it.
     """
-    return len(reserved_for(claim)) < RESERVED_FOR_MAX_SIZE
+    return len(reserved_for(claim)) < RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
 
 
 def claim_pod_owner_uids(claim: Obj) -> Iterable[str]:

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
+from services.kube.resource_limits import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
 from services.kube.resourceclaim import (
     MAX_GENERATE_NAME_BASE_LENGTH,
-    RESERVED_FOR_MAX_SIZE,
     APIUnsupportedError,
     ClaimLookupError,
     ClaimNameError,
@@ -204,15 +204,15 @@ def test_reservations() -> None:
     ("case", "the_claim", "expected"),
     [
         ("no consumers", claim(), True),
-        ("one below the limit", reservations(RESERVED_FOR_MAX_SIZE - 1), True),
-        ("at the limit", reservations(RESERVED_FOR_MAX_SIZE), False),
+        ("one below the limit", reservations(RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE - 1), True),
+        ("at the limit", reservations(RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE), False),
         # Deletion and deallocation are not CanBeReserved's business (callers that care check them).
         ("deallocation requested", reservations(1, deallocationRequested=True), True),
     ],
 )
 def test_can_be_reserved(case: str, the_claim: dict[str, Any], expected: bool) -> None:
     assert can_be_reserved(the_claim) is expected
-    assert RESERVED_FOR_MAX_SIZE == 32  # resource.k8s.io/v1alpha3 (1.31)
+    assert RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE == 32  # resource.k8s.io/v1alpha3 (1.31)
 
 
 # TestResourceClaimIsForPod

@@ -17,8 +17,7 @@ from services.api.admission.validation.dra_names import validate_device_name, va
 from services.api.admission.validation.lists import validate_slice
 from services.api.admission.validation.node_selector import validate_node_selector
 from services.api.machinery.field_errors import FieldError
-
-ALLOCATION_RESULTS_MAX_SIZE = 32
+from services.kube.resource_limits import ALLOCATION_RESULTS_MAX_SIZE
 
 
 def validate_result(result: Any, path: str, request_names: Set[str]) -> list[FieldError]:

@@ -15,9 +15,8 @@ from services.api.admission.validation.access import Obj, strings, text
 from services.api.admission.validation.dra_names import validate_driver_name, validate_request_name
 from services.api.admission.validation.lists import same, validate_set, validate_slice
 from services.api.machinery.field_errors import FieldError, invalid, not_supported, required
+from services.kube.resource_limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_REQUESTS_MAX_SIZE
 
-DEVICE_CONFIG_MAX_SIZE = 32
-DEVICE_REQUESTS_MAX_SIZE = 32
 ALLOCATION_CONFIG_SOURCES = ("FromClaim", "FromClass")  # the order Kubernetes lists them
 
 

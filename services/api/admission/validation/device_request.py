@@ -21,9 +21,8 @@ from services.api.admission.validation.dra_names import (
 from services.api.admission.validation.lists import validate_set, validate_slice
 from services.api.admission.validation.selectors import validate_selectors
 from services.api.machinery.field_errors import FieldError, invalid, not_supported, required
+from services.kube.resource_limits import DEVICE_CONSTRAINTS_MAX_SIZE, DEVICE_REQUESTS_MAX_SIZE
 
-DEVICE_REQUESTS_MAX_SIZE = 32
-DEVICE_CONSTRAINTS_MAX_SIZE = 32
 ALLOCATION_MODE_EXACT_COUNT = "ExactCount"
 ALLOCATION_MODE_ALL = "All"
 

@@ -17,14 +17,13 @@ from services.api.admission.validation.lists import same, validate_set
 from services.api.admission.validation.names import name_is_dns_subdomain
 from services.api.admission.validation.object_meta import validate_object_meta, validate_object_meta_update
 from services.api.machinery.field_errors import FieldError, duplicate
-
-NODE_LIST_MAX_SIZE = 128
+from services.kube.resource_limits import POD_SCHEDULING_NODE_LIST_MAX_SIZE
 
 validate_context_name = name_is_dns_subdomain  # it is named after its pod
 
 
 def _node_list(names: list[str], path: str) -> list[FieldError]:
-    return validate_set(names, NODE_LIST_MAX_SIZE, validate_node_name, path, key=same)
+    return validate_set(names, POD_SCHEDULING_NODE_LIST_MAX_SIZE, validate_node_name, path, key=same)
 
 
 def validate_pod_scheduling_context(ctx: Obj) -> list[FieldError]:

@@ -26,7 +26,7 @@ from services.api.admission.validation.object_meta import (
     validate_object_meta_update,
 )
 from services.api.machinery.field_errors import FieldError, forbidden, invalid, required
-from services.kube.resourceclaim import RESERVED_FOR_MAX_SIZE
+from services.kube.resource_limits import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
 
 validate_claim_name = name_is_dns_subdomain
 
@@ -85,7 +85,7 @@ def validate_claim_status(
     errs.extend(
         validate_set(
             reserved_for,
-            RESERVED_FOR_MAX_SIZE,
+            RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE,
             _consumer_required,
             "status.reservedFor",
             key=lambda r: text(r, "uid") if isinstance(r, dict) else "",

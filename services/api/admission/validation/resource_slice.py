@@ -33,8 +33,8 @@ from services.api.admission.validation.object_meta import (
 )
 from services.api.machinery.field_errors import FieldError, Verbatim, invalid, required, too_long_max_length
 from services.kube.quantity import FORMAT_WRONG, wire_quantity
+from services.kube.resource_limits import RESOURCE_SLICE_MAX_DEVICES
 
-RESOURCE_SLICE_MAX_DEVICES = 128
 MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
 DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH = 64
 NODE_SELECTION_MESSAGE = "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required"

@@ -15,8 +15,7 @@ from services.api.admission.validation.access import text
 from services.api.admission.validation.lists import validate_slice
 from services.api.machinery.field_errors import FieldError, invalid, required
 from services.kube.cel import compile_check
-
-DEVICE_SELECTORS_MAX_SIZE = 32
+from services.kube.resource_limits import DEVICE_SELECTORS_MAX_SIZE
 
 
 def validate_selector(selector: Any, path: str, *, stored: bool) -> list[FieldError]:
