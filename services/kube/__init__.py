@@ -16,6 +16,7 @@ package it mirrors:
 - `resourceclaim`: the claim behind a pod claim and who may use it
   (k8s.io/dynamic-resource-allocation/resourceclaim, and the checks of the
   scheduler's dynamicresources plugin);
+- `resource_limits`: the size limits the resource.k8s.io types declare (k8s.io/api/resource);
 - `cel`: the DRA CEL environment (k8s.io/dynamic-resource-allocation/cel);
 - `structured`: the structured allocator (k8s.io/dynamic-resource-allocation/structured);
 - `feature_gates`: the DRA feature gates.
