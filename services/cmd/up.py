@@ -1,7 +1,8 @@
 """`draplane up`: the whole stack in one process, with simulated GPU nodes.
 
 By default everything runs on the embedded log in ``--data``; starting again
-with the same ``--data`` resumes the same cluster.
+with the same ``--data`` resumes the same cluster. One stack at a time holds a
+``--data`` (`services.cmd.data_lock`): a second one refuses, naming the first.
 """
 
 from __future__ import annotations
@@ -13,11 +14,14 @@ from pathlib import Path
 
 from services.apiserver.http.auth import TokenAuthenticator
 from services.apiserver.kubeconfig import write_kubeconfig
+from services.cmd import data_lock
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
     add_common_arguments,
+    check_listen,
     default_bus,
+    listening,
     parse_gates,
     parse_listen,
     run_until_signalled,
@@ -50,7 +54,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     setup_logging("draplane", level=args.log_level, json=not args.plain_logs)
     host, port = parse_listen(args.listen)
+    metrics_address = parse_listen(args.metrics_listen) if args.metrics_listen else None
     data = Path(args.data).resolve()
+    # Before anything is written: another stack on this --data, or on these ports, is one line.
+    with data_lock.holding(data, address=f"http://{host}:{port}") as lock:
+        check_listen(host, port)
+        if metrics_address is not None:
+            check_listen(*metrics_address)
+        return _run(args, data=data, host=host, port=port, lock=lock)
+
+
+def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: data_lock.DataDirLock) -> int:
     config = StackConfig(
         bus_url=args.bus or default_bus(str(data)),
         data_dir=data,
@@ -72,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"draplane: starting on {config.bus_url} with {config.nodes} node(s); data in {data}", flush=True)
         metrics = None
         try:
-            await stack.start()
+            with listening(host, port):
+                await stack.start()
+            lock.update(stack.url)
             # "ready" means usable: the API answers and every component, the simulated nodes' agents
             # included, has caught up (so `kubectl wait node --all` right after it finds the nodes).
             await stack.wait_ready()
