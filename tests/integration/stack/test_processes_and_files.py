@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -95,19 +94,38 @@ def test_a_port_in_use_is_one_line(running: Running, tmp_path: Path, command: st
     assert not (tmp_path / "d" / "bus.db").exists()
 
 
-def test_the_lock_file_of_a_killed_stack_blocks_nobody(tmp_path: Path) -> None:
+HOLD = """
+import sys, time
+from pathlib import Path
+from services.cmd import data_lock
+data_lock.acquire(Path(sys.argv[1]), address="http://127.0.0.1:1")
+print("held", flush=True)
+time.sleep(3600)
+"""
+
+
+def test_the_lock_file_of_a_killed_holder_blocks_nobody(tmp_path: Path) -> None:
+    """A holder killed outright leaves its file (PID and address) behind; the kernel has dropped its lock.
+
+    (A whole `draplane up` killed by SIGKILL and started again on its --data: test_up_restart's crash case.)
+    """
     data = tmp_path / "d"
-    first = Command("apiserver", "--data", str(data), "--listen", "127.0.0.1:0", "--anonymous", "--plain-logs")
-    port = first.wait_for_line(r"apiserver ready on (\d+)").group(1)
-    assert (data / "draplane.lock").read_text() == f"{first.proc.pid}\nhttp://127.0.0.1:{port}\n"
-    first.stop(signal.SIGKILL)
-    assert (data / "draplane.lock").read_text().startswith(f"{first.proc.pid}\n")  # left behind
-    second = Command("apiserver", "--data", str(data), "--listen", "127.0.0.1:0", "--anonymous", "--plain-logs")
+    holder = subprocess.Popen([sys.executable, "-c", HOLD, str(data)], stdout=subprocess.PIPE, text=True)
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    assert one_error_line(draplane("apiserver", "--data", str(data), "--listen", "127.0.0.1:0")) == (
+        f"error: {data} is in use by another draplane (PID {holder.pid}, http://127.0.0.1:1); "
+        "stop it or choose another --data"
+    )
+    holder.kill()
+    holder.wait()
+    holder.stdout.close()
+    assert (data / "draplane.lock").read_text() == f"{holder.pid}\nhttp://127.0.0.1:1\n"  # left behind
+    server = Command("apiserver", "--data", str(data), "--listen", "127.0.0.1:0", "--anonymous", "--plain-logs")
     try:
-        second.wait_for_line(r"apiserver ready on \d+")
-        assert (data / "draplane.lock").read_text().startswith(f"{second.proc.pid}\n")
+        port = server.wait_for_line(r"apiserver ready on (\d+)").group(1)
+        assert (data / "draplane.lock").read_text() == f"{server.proc.pid}\nhttp://127.0.0.1:{port}\n"
     finally:
-        second.stop()
+        assert server.stop() in (0, 130)  # 130: the Ctrl-C came before the server's own handler was in place
     assert (data / "draplane.lock").read_text() == ""  # a clean stop leaves no PID behind
 
 
