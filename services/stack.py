@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -34,8 +34,10 @@ from services.driver.service import DriverOptions, DriverService
 from services.kube.feature_gates import FeatureGates
 from services.nodeagent.agent import NodeAgent
 from services.runtime.client import Client
+from services.runtime.healthz import HealthCheck, ready_check
 from services.runtime.informer import Informer
 from services.runtime.snapshot import SnapshotStore
+from services.runtime.supervised import Supervised
 from services.scheduler.service import SchedulerConfig, SchedulerService
 from topics.envelope import UserInfo
 
@@ -108,7 +110,7 @@ class LocalStack:
     scheduler: SchedulerService | None = None
     drivers: dict[str, DriverService] = field(default_factory=dict)
     node_agents: dict[str, NodeAgent] = field(default_factory=dict)
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    tasks: Supervised = field(default_factory=Supervised)  # one per component, named as in _ready_events
     _closers: list[Callable[[], Awaitable[None]]] = field(default_factory=list)
     _node_metrics: PerNodeMetrics = field(default_factory=PerNodeMetrics)
 
@@ -197,11 +199,30 @@ class LocalStack:
 
     def healthy(self) -> bool:
         """Every component has caught up with the log and runs."""
-        return all(event.is_set() for _, event in self._ready_events())
+        return all(event.is_set() for _, event in self._ready_events()) and not self.died
+
+    @property
+    def died(self) -> bool:
+        """A component task (or the apiserver's committer) ended before `stop`."""
+        return self.tasks.died or (self.apiserver is not None and self.apiserver.tasks.died)
+
+    def checks(self) -> list[HealthCheck]:
+        """What ``/healthz`` checks: the apiserver's, every component caught up, and each task alive."""
+        own = self.apiserver.checks() if self.apiserver is not None else []
+        synced = ready_check(
+            "components-sync",
+            lambda: all(event.is_set() for _, event in self._ready_events()),
+            reason="a component has not caught up with the log",
+        )
+        return [*own, synced, *self.tasks.checks()]
+
+    def supervised(self) -> list[Supervised]:
+        """The task groups whose deaths `draplane up` exits on."""
+        return [self.tasks] + ([self.apiserver.tasks] if self.apiserver is not None else [])
 
     async def wait_ready(self, timeout: float = 120.0) -> None:
         """Wait until every component is ready; raise if one stopped first (its log says why)."""
-        tasks = {task.get_name(): task for task in self._tasks}
+        tasks = self.tasks.tasks
 
         async def one(name: str, event: asyncio.Event) -> None:
             waiter = asyncio.ensure_future(event.wait())
@@ -216,16 +237,8 @@ class LocalStack:
         async with asyncio.timeout(timeout):
             await asyncio.gather(*(one(n, e) for n, e in self._ready_events()))
 
-    def _spawn(self, name: str, coro: Awaitable[None]) -> None:
-        async def guarded() -> None:
-            try:
-                await coro
-            except asyncio.CancelledError:
-                raise
-            except Exception:
-                log.exception("component stopped", extra={"component": name})
-
-        self._tasks.append(asyncio.create_task(guarded(), name=name))
+    def _spawn(self, name: str, coro: Coroutine[Any, Any, None]) -> None:
+        self.tasks.spawn(name, coro)  # a death is logged with its traceback and fails /healthz
 
     async def _ensure_device_class(self) -> None:
         assert self.bus is not None and self.informer is not None
@@ -239,11 +252,7 @@ class LocalStack:
             await client.close()
 
     async def stop(self) -> None:
-        for task in self._tasks:
-            task.cancel()
-        for task in self._tasks:
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self.tasks.stop()
         for close in reversed(self._closers):
             with contextlib.suppress(Exception):
                 await close()

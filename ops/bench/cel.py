@@ -33,9 +33,9 @@ from typing import Any
 # ``import cel`` finds the Rust bindings, not this script.
 sys.path[:] = [p for p in sys.path if not p.rstrip("/").endswith("ops/bench")]
 
+from services.kube import quantity as q  # noqa: E402
 from services.kube.cel import compiler as draplane_compiler  # noqa: E402
 from services.kube.cel import device_view, evaluate  # noqa: E402
-from services.kube.cel import quantity as q  # noqa: E402
 from services.kube.cel import semver as sv  # noqa: E402
 
 DRIVER = "gpu.example.com"
@@ -175,7 +175,7 @@ def celpy_adapter() -> Adapter:
         return sv.compare(a.version, b.version)
 
     functions: dict[str, Any] = {
-        "quantity": lambda s: Quantity(q.parse_quantity(str(s))),
+        "quantity": lambda s: Quantity(q.parse_quantity(str(s)).value),
         "isQuantity": lambda s: celtypes.BoolType(q.is_quantity(str(s))),
         "compareTo": lambda a, b: celtypes.IntType(compare(a, b)),
         "isGreaterThan": lambda a, b: celtypes.BoolType(compare(a, b) == 1),
@@ -210,7 +210,7 @@ def celpy_adapter() -> Adapter:
         for name, quantity in caps.items():
             domain, ident = _split(name, driver)
             c.setdefault(celtypes.StringType(domain), celtypes.MapType())[celtypes.StringType(ident)] = Quantity(
-                q.parse_quantity(quantity)
+                q.parse_quantity(quantity).value
             )
         return {
             "device": celtypes.MapType(
@@ -252,7 +252,7 @@ def rust_adapter() -> Adapter:
         return sv.compare(sv.parse(a[len(st) :]), sv.parse(b[len(st) :]))
 
     functions: dict[str, Callable[..., Any]] = {
-        "quantity": lambda s: enc(q.parse_quantity(s)),
+        "quantity": lambda s: enc(q.parse_quantity(s).value),
         "isQuantity": q.is_quantity,
         "compareTo": compare,
         "isGreaterThan": lambda a, b: compare(a, b) == 1,
@@ -278,7 +278,7 @@ def rust_adapter() -> Adapter:
         c: dict[str, dict[str, Any]] = {}
         for name, quantity in caps.items():
             domain, ident = _split(name, driver)
-            c.setdefault(domain, {})[ident] = enc(q.parse_quantity(quantity))
+            c.setdefault(domain, {})[ident] = enc(q.parse_quantity(quantity).value)
         context = rust_cel.Context(
             variables={"device": {"driver": driver, "attributes": a, "capacity": c}}, functions=functions
         )

@@ -10,7 +10,6 @@ reads `objects` from the beginning and checks the invariants
 
 - `records`: the `objects` log as a list of decoded records, read through the bus port;
 - `invariants`: the checks, one function per invariant (pure);
-- `node_selectors`: the small, independent node selector matcher the checks use;
 - `workload`: the manifests of the workload (pure);
 - `processes`, `broker`: component processes and the Kafka broker, started, killed and restarted;
 - `writer`: creates and deletes with retries, through the REST API and through the log;

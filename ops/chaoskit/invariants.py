@@ -32,9 +32,14 @@ name the offsets involved:
   deletes it once the pod is done, the garbage collector once it is gone).
 - `check_requests_once` (``requests-once``): no request id appears on two
   records (the DELETED record and the tombstone after it are one write).
+- `check_records_well_formed` (``records-well-formed``): every record of
+  `objects` decodes (components skip one that does not, so whatever it wrote
+  is lost to them); each malformed one is named with its topic and offset.
 - `check_view` (``views-agree``): a list an apiserver serves at a
   resourceVersion shows exactly the log folded up to that offset (its
-  materialized view survived its restarts).
+  materialized view survived its restarts). `check_views` runs it over every
+  list taken, and a list that failed is a violation too: a check that could
+  not look has not passed.
 """
 
 from __future__ import annotations
@@ -43,8 +48,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, NamedTuple
 
-from ops.chaoskit.node_selectors import node_selector_matches
 from ops.chaoskit.records import MALFORMED, TOMBSTONE, LogRecord, key_parts
+from services.kube.node_selectors import node_selector_matches
+from topics.declarations import OBJECTS
 from topics.envelope import object_key
 
 Obj = dict[str, Any]
@@ -56,6 +62,7 @@ RESERVED_FOR = "reserved-for"
 PODS_SETTLED = "pods-settled"
 CLAIMS_RELEASED = "claims-released"
 REQUESTS_ONCE = "requests-once"
+RECORDS_WELL_FORMED = "records-well-formed"
 VIEWS_AGREE = "views-agree"
 INVARIANTS: tuple[str, ...] = (
     OBJECTS_KEPT,
@@ -65,6 +72,7 @@ INVARIANTS: tuple[str, ...] = (
     PODS_SETTLED,
     CLAIMS_RELEASED,
     REQUESTS_ONCE,
+    RECORDS_WELL_FORMED,
     VIEWS_AGREE,
 )
 
@@ -607,6 +615,21 @@ def check_requests_once(records: Sequence[LogRecord]) -> list[Violation]:
     return found
 
 
+# -- records-well-formed ---------------------------------------------------------------------------
+
+
+def check_records_well_formed(records: Sequence[LogRecord]) -> list[Violation]:
+    return [
+        Violation(
+            RECORDS_WELL_FORMED,
+            f"record of topic {OBJECTS} at offset {r.offset} (key {r.key!r}) is malformed: {r.error or 'undecodable'}",
+            (r.offset,),
+        )
+        for r in records
+        if r.type == MALFORMED
+    ]
+
+
 # -- views-agree ------------------------------------------------------------------------------------
 
 
@@ -655,6 +678,41 @@ def check_view(
     return found
 
 
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """What one apiserver answered to a list of a resource: items at a resourceVersion, or why it failed."""
+
+    view: str
+    group: str
+    resource: str
+    resource_version: int = 0
+    items: Sequence[Mapping[str, Any]] = ()
+    error: str | None = None
+
+
+def check_views(records: Sequence[LogRecord], lists: Iterable[Listed]) -> list[Violation]:
+    """`check_view` over every list; a list that failed is a violation (the view went unchecked)."""
+    found: list[Violation] = []
+    for listed in lists:
+        if listed.error is not None:
+            found.append(
+                Violation(
+                    VIEWS_AGREE,
+                    f"{listed.view} did not list {listed.resource}, so its view went unchecked: {listed.error}",
+                )
+            )
+            continue
+        found += check_view(
+            records,
+            view=listed.view,
+            group=listed.group,
+            resource=listed.resource,
+            resource_version=listed.resource_version,
+            items=listed.items,
+        )
+    return found
+
+
 # -- all of them ----------------------------------------------------------------------------------------
 
 
@@ -668,5 +726,6 @@ def check_all(records: Sequence[LogRecord], acknowledged: Sequence[Acknowledged]
         *check_pods_settled(records, acknowledged),
         *check_claims_released(records),
         *check_requests_once(records),
+        *check_records_well_formed(records),
     ]
     return sorted(found, key=lambda v: (v.offsets[0] if v.offsets else -1, INVARIANTS.index(v.invariant)))

@@ -2,24 +2,24 @@
 
 Why this module exists: the chaos run needs every component as its own OS
 process, so that a kill loses exactly what a crash loses (memory, open
-transactions, sockets) and nothing else. A `Supervisor` starts each
-`ComponentSpec` (``python -m services.cli <component> ...``), appends its
-output to ``<logs>/<name>.log`` with a marker per start, kills one on request
-and starts it again, and restarts one that exits on its own (after a short
-backoff, counting it: a component that dies by itself is a finding). Every
-component gets a health port; ``/healthz`` (``/readyz`` for the apiserver)
-says when it is ready. Children get SIGKILL when the run's own process dies
-(``PR_SET_PDEATHSIG``), so a killed run leaves nothing behind.
+transactions, sockets) and nothing else. A `Supervisor` runs each
+`ComponentSpec` (``python -m services.cli <component> ...``) as an
+`ops.processes.supervised.SupervisedProcess` — the one process supervisor
+the tools share: output appended to ``<logs>/<name>.log`` with a marker per
+start, SIGKILL and start again on request, a restart after an exit on its
+own, SIGKILL when the run's own process dies. What is chaos's own is here: an
+exit on its own is a finding (counted, with the last error line of its output,
+restarted after a short backoff), and readiness is the component's health
+port (``/healthz``; ``/readyz`` for the apiserver).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import ctypes
+import functools
 import logging
 import os
-import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -28,9 +28,10 @@ from pathlib import Path
 
 import aiohttp
 
+from ops.processes.supervised import Exit, ProcessSpec, Run, SupervisedProcess
+
 log = logging.getLogger(__name__)
 
-PR_SET_PDEATHSIG = 1
 STOP_GRACE_S = 5.0
 
 
@@ -45,29 +46,27 @@ class ComponentSpec:
 
 
 @dataclass
-class Incarnation:
-    """One start of a component."""
-
-    proc: asyncio.subprocess.Process
-    started: float
-    log_offset: int  # where this start's output begins in the log file
-    killed: bool = False  # by us (a kill or the final stop), not on its own
-
-
-@dataclass
 class Component:
     spec: ComponentSpec
-    log_path: Path
-    current: Incarnation | None = None
-    starts: int = 0
-    kills: int = 0
+    process: SupervisedProcess
     crashes: list[tuple[float, int | None, str]] = field(default_factory=list)  # (time, exit status, why)
-    watcher: asyncio.Task[None] | None = None
+    watcher: asyncio.Task[int | None] | None = None
 
+    @property
+    def log_path(self) -> Path:
+        return self.process.spec.log
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    @property
+    def current(self) -> Run | None:
+        return self.process.current
+
+    @property
+    def starts(self) -> int:
+        return self.process.starts
+
+    @property
+    def kills(self) -> int:
+        return self.process.kills
 
 
 class Supervisor:
@@ -79,7 +78,6 @@ class Supervisor:
         self.env = {**os.environ, **(env or {})}
         self.components: dict[str, Component] = {}
         self.on_crash: Callable[[Component, int | None], None] | None = None
-        self._stopping = False
         self._http: aiohttp.ClientSession | None = None
 
     # -- lifecycle ------------------------------------------------------------------
@@ -87,50 +85,38 @@ class Supervisor:
     async def start_all(self, specs: Sequence[ComponentSpec]) -> None:
         self.logs.mkdir(parents=True, exist_ok=True)
         for spec in specs:
-            component = self.components[spec.name] = Component(spec, self.logs / f"{spec.name}.log")
-            await self._start(component)
+            process = SupervisedProcess(
+                ProcessSpec(
+                    spec.name,
+                    (self.python, "-m", "services.cli", *spec.args),
+                    self.logs / f"{spec.name}.log",
+                    env=self.env,
+                    stop_grace=STOP_GRACE_S,
+                    label="chaos",
+                ),
+                restart=_after_crashes,
+            )
+            component = self.components[spec.name] = Component(spec, process)
+            process.on_exit = functools.partial(self._exited, component)
+            await process.start()
+            component.watcher = asyncio.create_task(process.supervise(), name=spec.name)
 
     async def stop(self) -> None:
         """SIGTERM every component, SIGKILL those still there after a grace period."""
-        self._stopping = True
+        for component in self.components.values():
+            component.process.halt_restarts()
+        await asyncio.gather(*(c.process.stop() for c in self.components.values()))
         for component in self.components.values():
             if component.watcher is not None:
                 component.watcher.cancel()
-        procs = []
-        for component in self.components.values():
-            inc = component.current
-            if inc is not None and inc.proc.returncode is None:
-                inc.killed = True
-                with contextlib.suppress(ProcessLookupError):
-                    inc.proc.send_signal(signal.SIGTERM)
-                procs.append(inc.proc)
-        if procs:
-            _, pending = await asyncio.wait([asyncio.create_task(p.wait()) for p in procs], timeout=STOP_GRACE_S)
-            for p in procs:
-                if p.returncode is None:
-                    with contextlib.suppress(ProcessLookupError):
-                        p.kill()
-            for task in pending:
-                with contextlib.suppress(Exception):
-                    await task
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await component.watcher
         if self._http is not None:
             await self._http.close()
 
     async def kill(self, name: str, *, restart_after: float = 0.0) -> None:
         """SIGKILL a component, wait for it to be gone, and start it again."""
-        component = self.components[name]
-        inc = component.current
-        if inc is not None and inc.proc.returncode is None:
-            inc.killed = True
-            with contextlib.suppress(ProcessLookupError):
-                inc.proc.kill()
-            await inc.proc.wait()
-        component.kills += 1
-        self._note(component, f"SIGKILL by chaos (restart in {restart_after:.1f}s)")
-        if restart_after > 0:
-            await asyncio.sleep(restart_after)
-        if not self._stopping:
-            await self._start(component)
+        await self.components[name].process.kill(restart_after=restart_after)
 
     # -- readiness ------------------------------------------------------------------
 
@@ -138,7 +124,7 @@ class Supervisor:
         if self._http is None:
             self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2.0))
         component = self.components[name]
-        if component.current is None or component.current.proc.returncode is not None:
+        if not component.process.running:
             return False
         try:
             async with self._http.get(component.spec.health_url) as response:
@@ -169,7 +155,7 @@ class Supervisor:
         except OSError:
             return False
 
-    def _exit_reason(self, component: Component, inc: Incarnation) -> str:
+    def _exit_reason(self, component: Component, inc: Run) -> str:
         """The last line of the incarnation's output that names an exception (or its last line)."""
         try:
             with component.log_path.open("rb") as f:
@@ -191,42 +177,15 @@ class Supervisor:
 
     # -- internals ------------------------------------------------------------------
 
-    def _note(self, component: Component, message: str) -> None:
-        with component.log_path.open("a") as f:
-            f.write(f"=== chaos {time.strftime('%H:%M:%S')}: {message}\n")
-
-    async def _start(self, component: Component) -> None:
-        component.starts += 1
-        self._note(component, f"start #{component.starts}")
-        offset = component.log_path.stat().st_size
-        sink = component.log_path.open("ab")
-        try:
-            proc = await asyncio.create_subprocess_exec(
-                self.python,
-                "-m",
-                "services.cli",
-                *component.spec.args,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=sink,
-                stderr=asyncio.subprocess.STDOUT,
-                env=self.env,
-                preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
-            )
-        finally:
-            sink.close()
-        component.current = Incarnation(proc, time.monotonic(), offset)
-        component.watcher = asyncio.create_task(self._watch(component, component.current), name=component.spec.name)
-
-    async def _watch(self, component: Component, inc: Incarnation) -> None:
-        status = await inc.proc.wait()
-        if inc.killed or self._stopping or component.current is not inc:
-            return
-        why = self._exit_reason(component, inc)
-        component.crashes.append((time.time(), status, why))
-        self._note(component, f"exited on its own with status {status}; restarting")
-        log.warning("component exited on its own", extra={"component": component.spec.name, "status": status})
+    def _exited(self, component: Component, exit: Exit) -> None:
+        why = self._exit_reason(component, exit.run)
+        component.crashes.append((time.time(), exit.code, why))
+        component.process.note(f"exited on its own with status {exit.code}; restarting")
+        log.warning("component exited on its own", extra={"component": component.spec.name, "status": exit.code})
         if self.on_crash is not None:
-            self.on_crash(component, status)
-        await asyncio.sleep(min(1.0 * len(component.crashes), 5.0))
-        if not self._stopping and component.current is inc:
-            await self._start(component)
+            self.on_crash(component, exit.code)
+
+
+def _after_crashes(exit: Exit, restarts: int) -> float:
+    """Always restart a component, after a backoff that grows with its exits (at most 5 s)."""
+    return min(1.0 * (restarts + 1), 5.0)

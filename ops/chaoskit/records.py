@@ -5,7 +5,8 @@ functions over a sequence of `LogRecord`; this module is the one place that
 reads the log (through the bus port, so both backends work) and turns raw
 records into that form. Tombstones are kept (as type ``TOMBSTONE``): a
 tombstone on a live key is exactly how compaction would lose an object.
-Malformed records are kept as ``MALFORMED`` so the summary can count them.
+Malformed records are kept as ``MALFORMED``, with the decoding error, so the
+checks report each one as a violation (no component could apply it).
 """
 
 from __future__ import annotations
@@ -23,13 +24,17 @@ Obj = dict[str, Any]
 
 
 class LogRecord(NamedTuple):
-    """One record of `objects`: offset, key, type, the object (None for tombstones) and its request id."""
+    """One record of `objects`: offset, key, type, the object (None for tombstones) and its request id.
+
+    A ``MALFORMED`` record has no object; ``error`` says why it did not decode.
+    """
 
     offset: int
     key: str
     type: str  # ADDED, MODIFIED, DELETED, TOMBSTONE or MALFORMED
     object: Obj | None = None
     req: str | None = None
+    error: str | None = None
 
     @property
     def group(self) -> str:
@@ -55,8 +60,8 @@ def decode(record: Record) -> LogRecord:
         return LogRecord(record.offset, key, TOMBSTONE)
     try:
         event = decode_event(record.value)
-    except MalformedRecord:
-        return LogRecord(record.offset, key, MALFORMED)
+    except MalformedRecord as exc:
+        return LogRecord(record.offset, key, MALFORMED, error=str(exc) or type(exc).__name__)
     event.object["metadata"]["resourceVersion"] = str(record.offset)
     return LogRecord(record.offset, key, event.type, event.object, event.request_id)
 

@@ -45,12 +45,12 @@ from typing import Literal, Protocol
 
 from ops.chaoskit import workload
 from ops.chaoskit.broker import Broker, BrokerError
-from ops.chaoskit.invariants import INVARIANTS, Violation, check_all, check_view
+from ops.chaoskit.invariants import INVARIANTS, Listed, Violation, check_all, check_views
 from ops.chaoskit.processes import Component, ComponentSpec, Supervisor
 from ops.chaoskit.records import MALFORMED, read_objects
 from ops.chaoskit.view import LiveView
 from ops.chaoskit.workload import NAMESPACE, Item
-from ops.chaoskit.writer import WriteFailed, Writer
+from ops.chaoskit.writer import ListFailed, WriteFailed, Writer
 from services.bus import open_bus
 from services.bus.port import Bus
 from services.testing.ports import free_port
@@ -542,19 +542,19 @@ class ChaosRun:
         lists = []
         for n, server in enumerate(self.apiservers, 1):
             for group, plural in VIEWED:
-                listed = await self.writer.list_from(server, group, plural)
-                if listed is None:
-                    self.say(f"check: apiserver-{n} did not list {plural}")
+                view = f"apiserver-{n}"
+                try:
+                    rv, items = await self.writer.list_from(server, group, plural)
+                except ListFailed as exc:
+                    self.say(f"check: {view} did not list {plural}: {exc}")
+                    lists.append(Listed(view, group, plural, error=str(exc)))
                     continue
-                lists.append((f"apiserver-{n}", group, plural, *listed))
+                lists.append(Listed(view, group, plural, resource_version=rv, items=items))
         records = await read_objects(self.bus)
         self.figures.records = len(records)
         self.figures.malformed = sum(1 for r in records if r.type == MALFORMED)
         self.say(f"check: read {len(records)} records of objects; checking {len(INVARIANTS)} invariants")
-        found = check_all(records, self.writer.acknowledged)
-        for view, group, plural, rv, items in lists:
-            found += check_view(records, view=view, group=group, resource=plural, resource_version=rv, items=items)
-        return found
+        return check_all(records, self.writer.acknowledged) + check_views(records, lists)
 
     async def _shut_down(self) -> None:
         if self.view is not None:

@@ -51,6 +51,10 @@ class WriteFailed(Exception):
     """A write got a definitive error answer, or did not get through before its deadline."""
 
 
+class ListFailed(Exception):
+    """An apiserver gave no list in all the attempts; the message holds its last answer."""
+
+
 @dataclass
 class WriterStats:
     attempts: int = 0
@@ -208,16 +212,21 @@ class Writer:
             self._next_server += 1  # try the other apiserver next time
             return 0, {"message": str(exc) or type(exc).__name__}
 
-    async def list_from(self, server: str, group: str, resource: str) -> tuple[int, list[Obj]] | None:
-        """One apiserver's list of a resource (all namespaces): (resourceVersion, items); None if it never answered."""
+    async def list_from(self, server: str, group: str, resource: str) -> tuple[int, list[Obj]]:
+        """One apiserver's list of a resource (all namespaces): (resourceVersion, items).
+
+        Raises `ListFailed` with the last answer when ten attempts got no list.
+        """
         url = server + api_path(group, resource, None)
+        last = ""
         for attempt in range(10):
             code, body = await self._http_call("GET", url)
             if code == 200:
                 items = body.get("items") or []
                 return int((body.get("metadata") or {}).get("resourceVersion") or 0), list(items)
+            last = f"{code or 'no answer'} {body.get('reason', '')}: {body.get('message', '')}"
             await self._backoff(attempt + 1)
-        return None
+        raise ListFailed(f"GET {url}: 10 attempts, the last answered {last}")
 
     # -- the log ----------------------------------------------------------------
 

@@ -15,15 +15,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import os
+import functools
 import signal
-import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from ops.compose.localize import LocalService, Plan
 from ops.compose.order import stop_waves
+from ops.processes.supervised import Exit, ProcessSpec, RestartPolicy, Run, SupervisedProcess, kill_group
 
 RESTART_BACKOFF_START = 0.1
 RESTART_BACKOFF_MAX = 60.0
@@ -46,12 +46,18 @@ class _State:
     started: asyncio.Future[None]
     healthy: asyncio.Future[None]
     completed: asyncio.Future[int]
-    process: asyncio.subprocess.Process | None = None
+    proc: SupervisedProcess | None = None
     probe: asyncio.subprocess.Process | None = None
     restarts: int = 0
     exit_codes: list[int] = field(default_factory=list)
     health: str = "starting"
     task: asyncio.Task[None] | None = None
+
+    @property
+    def process(self) -> asyncio.subprocess.Process | None:
+        """The current (or last) start's process."""
+        run = self.proc.current if self.proc is not None else None
+        return run.process if run is not None else None
 
     def fail(self, error: BaseException) -> None:
         for future in (self.started, self.healthy, self.completed):
@@ -125,31 +131,63 @@ class Supervisor:
                 await self._wait_for(name, dependency, condition)
             for directory in service.dirs:
                 directory.mkdir(parents=True, exist_ok=True)
-            service.log.parent.mkdir(parents=True, exist_ok=True)
-            failures_in_a_row = 0
-            while not self._stopping:
-                began = time.monotonic()
-                code = await self._run_once(state)
-                if self._stopping:
-                    break
-                state.exit_codes.append(code)
-                if not state.healthy.done():
-                    state.healthy.set_exception(StackError(f"service {name} exited ({code}) before it was healthy"))
-                if not self._restarts(service.restart, code, state.restarts):
-                    if not state.completed.done():
-                        state.completed.set_result(code)
-                    self.report(f"{name} exited ({code})")
-                    return
-                failures_in_a_row = 0 if time.monotonic() - began >= RESTART_BACKOFF_RESET_AFTER else failures_in_a_row
-                delay = min(RESTART_BACKOFF_START * 2**failures_in_a_row, RESTART_BACKOFF_MAX)
-                failures_in_a_row += 1
-                state.restarts += 1
-                self.report(f"{name} exited ({code}); restarting in {delay:g}s (restart: {service.restart})")
-                await asyncio.sleep(delay)
+            if self._stopping:
+                return
+            state.proc = SupervisedProcess(
+                ProcessSpec(
+                    name,
+                    tuple(service.argv),
+                    service.log,
+                    env=dict(service.env),
+                    cwd=service.cwd,
+                    stop_grace=service.stop_grace_period,
+                    label="run-local",
+                ),
+                restart=self._policy(state),
+                on_start=functools.partial(self._started, state),
+                on_exit=functools.partial(self._exited, state),
+                while_running=functools.partial(self._probe_loop, state) if service.health else None,
+            )
+            code = await state.proc.supervise()
+            if code is not None and not self._stopping:  # the restart policy leaves it down
+                if not state.completed.done():
+                    state.completed.set_result(code)
+                self.report(f"{name} exited ({code})")
         except StackError as exc:
             state.fail(exc)
         except Exception as exc:
             state.fail(StackError(f"service {name}: {exc}"))
+
+    def _started(self, state: _State, run: Run) -> None:
+        state.health = "starting"
+        if not state.started.done():
+            state.started.set_result(None)
+        self.report(f"{state.service.name} started (pid {run.pid})")
+
+    def _exited(self, state: _State, exit: Exit) -> None:
+        state.exit_codes.append(exit.code)
+        if not state.healthy.done():
+            state.healthy.set_exception(
+                StackError(f"service {state.service.name} exited ({exit.code}) before it was healthy")
+            )
+
+    def _policy(self, state: _State) -> RestartPolicy:
+        """The service's restart policy, with Docker's backoff (doubling, reset after a long enough run)."""
+        service = state.service
+        failures_in_a_row = 0
+
+        def restart(exit: Exit, restarts: int) -> float | None:
+            nonlocal failures_in_a_row
+            if not self._restarts(service.restart, exit.code, restarts):
+                return None
+            failures_in_a_row = 0 if exit.ran_for >= RESTART_BACKOFF_RESET_AFTER else failures_in_a_row
+            delay = min(RESTART_BACKOFF_START * 2**failures_in_a_row, RESTART_BACKOFF_MAX)
+            failures_in_a_row += 1
+            state.restarts += 1
+            self.report(f"{service.name} exited ({exit.code}); restarting in {delay:g}s (restart: {service.restart})")
+            return delay
+
+        return restart
 
     @staticmethod
     def _restarts(policy: str, code: int, restarts: int) -> bool:
@@ -160,52 +198,18 @@ class Supervisor:
             return code != 0 and (not limit or restarts < int(limit))
         return False
 
-    async def _run_once(self, state: _State) -> int:
-        service = state.service
-        with service.log.open("ab") as log:
-            log.write(f"=== run-local: {' '.join(service.argv)}\n".encode())
-            log.flush()
-            process = await asyncio.create_subprocess_exec(
-                *service.argv,
-                env=dict(service.env),
-                cwd=service.cwd,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=log,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-            )
-        state.process = process
-        state.health = "starting"
-        if self._stopping:  # `down` began while it was being spawned
-            _kill_group(process.pid, signal.SIGKILL)
-            return await process.wait()
-        if not state.started.done():
-            state.started.set_result(None)
-        self.report(f"{service.name} started (pid {process.pid})")
-        probes = asyncio.create_task(self._probe_loop(state, process)) if service.health else None
-        try:
-            return await process.wait()
-        except asyncio.CancelledError:
-            if process.returncode is None:  # never leave a process behind
-                _kill_group(process.pid, signal.SIGKILL)
-                await process.wait()
-            raise
-        finally:
-            if probes is not None:
-                probes.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await probes
-
     # -- healthchecks ---------------------------------------------------------
 
-    async def _probe_loop(self, state: _State, process: asyncio.subprocess.Process) -> None:
+    async def _probe_loop(self, state: _State, run: Run) -> None:
         check = state.service.healthcheck
         assert check is not None
-        began = time.monotonic()
+        process = run.process
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         failures = 0
         healthy_once = False
         while process.returncode is None and not self._stopping:
-            in_start_period = time.monotonic() - began < check.start_period
+            in_start_period = loop.time() - began < check.start_period
             ok, output = await self._probe(state)
             if ok:
                 failures = 0
@@ -246,7 +250,7 @@ class Supervisor:
         finally:
             state.probe = None
             if probe.returncode is None:  # timed out, or the service stopped meanwhile
-                _kill_group(probe.pid, signal.SIGKILL)
+                kill_group(probe.pid, signal.SIGKILL)
                 await probe.wait()
         text = out.decode(errors="replace").strip().splitlines()
         return probe.returncode == 0, text[-1] if text else f"exit {probe.returncode}"
@@ -256,6 +260,9 @@ class Supervisor:
     async def down(self) -> dict[str, int | None]:
         """Stop every process, dependents first; the last exit code of each service (None: never ran)."""
         self._stopping = True
+        for state in self._states.values():
+            if state.proc is not None:
+                state.proc.halt_restarts()
         depends = {name: list(self.plan.services[name].depends_on) for name in self.plan.order}
         for wave in stop_waves(depends):
             await asyncio.gather(*(self._stop(self._states[n]) for n in wave if n in self._states))
@@ -273,19 +280,15 @@ class Supervisor:
     async def _stop(self, state: _State) -> None:
         probe = state.probe
         if probe is not None and probe.returncode is None:
-            _kill_group(probe.pid, signal.SIGKILL)
+            kill_group(probe.pid, signal.SIGKILL)
             await probe.wait()
-        process = state.process
-        if process is None or process.returncode is not None:
+        proc = state.proc
+        if proc is None or not proc.running:
             return
-        _kill_group(process.pid, signal.SIGTERM)
-        try:
-            await asyncio.wait_for(process.wait(), state.service.stop_grace_period)
-        except TimeoutError:
-            self.report(f"{state.service.name} did not stop in {state.service.stop_grace_period:g}s; killing it")
-            _kill_group(process.pid, signal.SIGKILL)
-            await process.wait()
-        self.report(f"{state.service.name} stopped ({process.returncode})")
+        code = await proc.stop()
+        if proc.current is not None and proc.current.forced:
+            self.report(f"{state.service.name} did not stop in {state.service.stop_grace_period:g}s; killed it")
+        self.report(f"{state.service.name} stopped ({code})")
 
     # -- status ---------------------------------------------------------------
 
@@ -311,9 +314,3 @@ class Supervisor:
                 "log": str(service.log),
             }
         return found
-
-
-def _kill_group(pid: int, sig: signal.Signals) -> None:
-    """Signal the process group of a child started in its own session (its pid is the group's id)."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, sig)

@@ -10,12 +10,15 @@ kubectl reads OpenAPI before it writes (see the kubectl 1.32 request notes):
   ``x-kubernetes-patch-merge-key`` / ``x-kubernetes-patch-strategy``;
 - ``kubectl explain`` prints the schemas.
 
-The schemas come from walking the msgspec models (`services.api.types`) with
-``msgspec.inspect``: struct → object with properties, ``Int32`` → integer
-int32, ``Time`` → date-time, Quantity / IntOrString → Kubernetes' shared
-definitions. The patch-strategy and list-type markers Kubernetes declares in
-Go comments (``+patchStrategy=merge``, ``+listType=map``...) are the table
-`LIST_MARKERS`. Documents are built once and served as bytes with an ETag.
+The shapes come from walking the msgspec models (`services.api.types`) with
+``msgspec.inspect``, so they are exactly what the server decodes: struct →
+object with properties, ``Int32`` → integer int32, ``Time`` → date-time,
+Quantity / IntOrString → Kubernetes' shared definitions. Everything else a
+definition says — descriptions (``kubectl explain``), required fields, the
+patch-strategy, list-type and map-type markers (``+patchStrategy=merge``,
+``+listType=map``...) and group-version-kinds — is read from Kubernetes' own
+schemas of the model's release (`services.api.types.schemas`). Documents are
+built once and served as bytes with an ETag.
 """
 
 from __future__ import annotations
@@ -27,10 +30,12 @@ from typing import Any
 import msgspec
 import orjson
 
-from services.api.types import MODELS, registry
+from services.api.types import MODELS, registry, release_of
 from services.api.types import core_v1 as core_models
+from services.api.types import definition_of as types_definition_of
 from services.api.types import meta as meta_models
 from services.api.types.registry import ResourceType
+from services.api.types.schemas import Definition, Property, schemas
 from services.apiserver.discovery import Document
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -42,123 +47,79 @@ PATCH = META + "Patch"
 V3_REF = "#/components/schemas/"
 V2_REF = "#/definitions/"
 
-_MODULE_PREFIX = {
-    "services.api.types.meta": META,
-    "services.api.types.core_v1": "io.k8s.api.core.v1.",
-    "services.api.types.resource_v1alpha3": "io.k8s.api.resource.v1alpha3.",
+_MARKERS = (
+    ("x-kubernetes-patch-strategy", "patch_strategy"),
+    ("x-kubernetes-patch-merge-key", "patch_merge_key"),
+    ("x-kubernetes-list-type", "list_type"),
+    ("x-kubernetes-list-map-keys", "list_map_keys"),
+    ("x-kubernetes-map-type", "map_type"),
+)
+
+# Kubernetes' shared scalar definitions, in the shape its OpenAPI documents give them (the published
+# JSON schemas write Quantity and IntOrString as oneOf); descriptions come from the schemas.
+_SHARED_SHAPES: dict[str, dict[str, Any]] = {
+    QUANTITY: {"type": "string"},
+    INT_OR_STRING: {"type": "string", "format": "int-or-string"},
+    TIME: {"type": "string", "format": "date-time"},
+    MICRO_TIME: {"type": "string", "format": "date-time"},
+    PATCH: {"type": "object"},
 }
 
-_MERGE = "x-kubernetes-patch-strategy"
-_KEY = "x-kubernetes-patch-merge-key"
-_LIST = "x-kubernetes-list-type"
-_MAP_KEYS = "x-kubernetes-list-map-keys"
+
+def _shared(name: str) -> dict[str, Any]:
+    defs = schemas(_SHARED_RELEASE)
+    description = defs.get(name).description if name in defs else ""
+    return {**({"description": description} if description else {}), **_SHARED_SHAPES[name]}
 
 
-def _m(strategy: str = "", key: str = "", list_type: str = "", map_keys: tuple[str, ...] = ()) -> dict[str, Any]:
+_SHARED_RELEASE = "1.31"
+
+
+def property_markers(prop: Property) -> dict[str, Any]:
+    """The ``x-kubernetes-*`` markers of one property, as Kubernetes' OpenAPI documents carry them."""
     out: dict[str, Any] = {}
-    if strategy:
-        out[_MERGE] = strategy
-    if key:
-        out[_KEY] = key
-    if list_type:
-        out[_LIST] = list_type
-    if map_keys:
-        out[_MAP_KEYS] = list(map_keys)
+    for key, attr in _MARKERS:
+        value = getattr(prop, attr)
+        if value:
+            out[key] = list(value) if isinstance(value, tuple) else value
     return out
 
 
-_CORE = "io.k8s.api.core.v1."
-_RES = "io.k8s.api.resource.v1alpha3."
-_CONTAINER_MARKERS = {
-    "ports": _m("merge", "containerPort", "map", ("containerPort", "protocol")),
-    "env": _m("merge", "name", "map", ("name",)),
-    "envFrom": _m(list_type="atomic"),
-    "volumeMounts": _m("merge", "mountPath", "map", ("mountPath",)),
-    "volumeDevices": _m("merge", "devicePath", "map", ("devicePath",)),
-    "resizePolicy": _m(list_type="atomic"),
-    "command": _m(list_type="atomic"),
-    "args": _m(list_type="atomic"),
-}
+def _described(prop: dict[str, Any], description: str) -> dict[str, Any]:
+    """A property with its description; a reference is wrapped in ``allOf``, as Kubernetes' v3 documents do
+    (kubectl explain follows a bare ``$ref`` and would print the referenced type's description instead)."""
+    if "$ref" in prop:
+        return {
+            "allOf": [{"$ref": prop["$ref"]}],
+            **{k: v for k, v in prop.items() if k != "$ref"},
+            "description": description,
+        }
+    return {**prop, "description": description}
 
-# (definition name, JSON field) → the Go markers Kubernetes 1.31 puts on that list.
-LIST_MARKERS: dict[tuple[str, str], dict[str, Any]] = {
-    (META + "ObjectMeta", "ownerReferences"): _m("merge", "uid", "map", ("uid",)),
-    (META + "ObjectMeta", "finalizers"): _m("merge", list_type="set"),
-    (META + "ObjectMeta", "managedFields"): _m(list_type="atomic"),
-    (_CORE + "PodSpec", "volumes"): _m("merge,retainKeys", "name", "map", ("name",)),
-    (_CORE + "PodSpec", "initContainers"): _m("merge", "name", "map", ("name",)),
-    (_CORE + "PodSpec", "containers"): _m("merge", "name", "map", ("name",)),
-    (_CORE + "PodSpec", "ephemeralContainers"): _m("merge", "name", "map", ("name",)),
-    (_CORE + "PodSpec", "imagePullSecrets"): _m("merge", "name", "map", ("name",)),
-    (_CORE + "PodSpec", "tolerations"): _m(list_type="atomic"),
-    (_CORE + "PodSpec", "hostAliases"): _m("merge", "ip", "map", ("ip",)),
-    (_CORE + "PodSpec", "readinessGates"): _m(list_type="atomic"),
-    (_CORE + "PodSpec", "topologySpreadConstraints"): _m(
-        "merge", "topologyKey", "map", ("topologyKey", "whenUnsatisfiable")
-    ),
-    (_CORE + "PodSpec", "resourceClaims"): _m("merge,retainKeys", "name", "map", ("name",)),
-    (_CORE + "PodSpec", "schedulingGates"): _m("merge", "name", "map", ("name",)),
-    (_CORE + "PodStatus", "conditions"): _m("merge", "type", "map", ("type",)),
-    (_CORE + "PodStatus", "podIPs"): _m("merge", "ip", "map", ("ip",)),
-    (_CORE + "PodStatus", "hostIPs"): _m("merge", "ip", "atomic"),
-    (_CORE + "PodStatus", "resourceClaimStatuses"): _m("merge,retainKeys", "name", "map", ("name",)),
-    (_CORE + "PodStatus", "containerStatuses"): _m(list_type="atomic"),
-    (_CORE + "PodStatus", "initContainerStatuses"): _m(list_type="atomic"),
-    (_CORE + "PodStatus", "ephemeralContainerStatuses"): _m(list_type="atomic"),
-    (_CORE + "ResourceRequirements", "claims"): _m(list_type="map", map_keys=("name",)),
-    (_CORE + "NodeSpec", "podCIDRs"): _m("merge", list_type="set"),
-    (_CORE + "NodeSpec", "taints"): _m(list_type="atomic"),
-    (_CORE + "NodeStatus", "conditions"): _m("merge", "type", "map", ("type",)),
-    (_CORE + "NodeStatus", "addresses"): _m("merge", "type", "map", ("type",)),
-    (_CORE + "NodeStatus", "images"): _m(list_type="atomic"),
-    (_CORE + "NodeStatus", "volumesInUse"): _m(list_type="atomic"),
-    (_CORE + "NodeStatus", "volumesAttached"): _m(list_type="atomic"),
-    (_CORE + "NamespaceSpec", "finalizers"): _m(list_type="atomic"),
-    (_CORE + "NamespaceStatus", "conditions"): _m("merge", "type", "map", ("type",)),
-    (_RES + "ResourceClaimStatus", "reservedFor"): _m("merge", "uid", "map", ("uid",)),
-    (_RES + "ResourceClaimStatus", "devices"): _m(list_type="map", map_keys=("driver", "device", "pool")),
-    (_RES + "PodSchedulingContextSpec", "potentialNodes"): _m(list_type="atomic"),
-    (_RES + "PodSchedulingContextStatus", "resourceClaims"): _m(list_type="map", map_keys=("name",)),
-}
-for _kind in ("Container", "EphemeralContainer"):
-    for _field, _markers in _CONTAINER_MARKERS.items():
-        LIST_MARKERS[(_CORE + _kind, _field)] = _markers
 
-_SHARED: dict[str, dict[str, Any]] = {
-    QUANTITY: {
-        "description": (
-            "Quantity is a fixed-point representation of a number. It provides convenient "
-            "marshaling/unmarshaling in JSON and YAML, in addition to String() and AsInt64() accessors."
-        ),
-        "type": "string",
-    },
-    INT_OR_STRING: {
-        "description": "IntOrString is a type that can hold an int32 or a string.",
-        "type": "string",
-        "format": "int-or-string",
-    },
-    TIME: {
-        "description": "Time is a wrapper around time.Time which supports correct marshaling to YAML and JSON.",
-        "type": "string",
-        "format": "date-time",
-    },
-    MICRO_TIME: {
-        "description": "MicroTime is version of Time with microsecond level precision.",
-        "type": "string",
-        "format": "date-time",
-    },
-    PATCH: {
-        "description": "Patch is provided to give a concrete name and type to the Kubernetes PATCH request body.",
-        "type": "object",
-    },
-}
+def _v2_refs(node: Any) -> Any:
+    """Swagger 2.0 spells a described reference as ``$ref`` with siblings (Kubernetes' v2 document does)."""
+    if isinstance(node, dict):
+        all_of = node.get("allOf")
+        if isinstance(all_of, list) and len(all_of) == 1 and isinstance(all_of[0], dict) and "$ref" in all_of[0]:
+            return {"$ref": all_of[0]["$ref"], **{k: _v2_refs(v) for k, v in node.items() if k != "allOf"}}
+        return {k: _v2_refs(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_v2_refs(v) for v in node]
+    return node
 
 
 def definition_name(cls: type) -> str:
-    prefix = _MODULE_PREFIX.get(cls.__module__)
-    if prefix is None:
-        prefix = "io.draplane." + cls.__module__.rsplit(".", 1)[-1] + "."
-    return prefix + cls.__name__
+    name = types_definition_of(cls)
+    return name if name is not None else "io.draplane." + cls.__module__.rsplit(".", 1)[-1] + "." + cls.__name__
+
+
+def _definition(cls: type) -> Definition | None:
+    name = types_definition_of(cls)
+    release = release_of(cls)
+    if name is None or release is None or name not in schemas(release):
+        return None
+    return schemas(release).get(name)
 
 
 class SchemaBuilder:
@@ -172,8 +133,8 @@ class SchemaBuilder:
         return self._struct(info)
 
     def _ref(self, name: str) -> dict[str, Any]:
-        if name in _SHARED:
-            self.components.setdefault(name, _SHARED[name])
+        if name in _SHARED_SHAPES and name not in self.components:
+            self.components[name] = _shared(name)
         return {"$ref": V3_REF + name}
 
     def _struct(self, info: Any) -> str:
@@ -183,17 +144,29 @@ class SchemaBuilder:
             return name
         schema: dict[str, Any] = {"type": "object"}
         self.components[name] = schema  # placed first so recursion terminates
-        doc = (cls.__doc__ or "").strip()
-        if doc and not doc.startswith(cls.__name__ + "("):
-            schema["description"] = " ".join(doc.split())
+        definition = _definition(cls)
+        if definition is not None and definition.description:
+            schema["description"] = definition.description
         props: dict[str, Any] = {}
         for f in info.fields:
             prop = self.schema(f.type)
-            markers = LIST_MARKERS.get((name, f.encode_name))
-            if markers:
-                prop = {**prop, **markers}
+            known = definition.properties.get(f.encode_name) if definition is not None else None
+            if known is not None:
+                if known.description:
+                    prop = _described(prop, known.description)
+                prop = {**prop, **property_markers(known)}
             props[f.encode_name] = prop
         schema["properties"] = props
+        if definition is not None:
+            required = [r for r in definition.required if r in props]
+            if required:
+                schema["required"] = required
+            if definition.map_type:
+                schema["x-kubernetes-map-type"] = definition.map_type
+            if definition.gvks:
+                schema["x-kubernetes-group-version-kind"] = [
+                    {"group": g.group, "kind": g.kind, "version": g.version} for g in definition.gvks
+                ]
         return name
 
     def schema(self, t: Any) -> dict[str, Any]:
@@ -548,6 +521,31 @@ def _refs(node: Any) -> list[str]:
     return out
 
 
+def _list_component(rt: ResourceType, version: str, item: str) -> dict[str, Any]:
+    """The schema of a kind's list: Kubernetes' own definition of it, with ``items`` pointing at the kind."""
+    name = _list_name(item, rt)
+    release = release_of(_model(rt, version))
+    defs = schemas(release) if release is not None else None
+    definition = defs.get(name) if defs is not None and name in defs else None
+
+    def described(prop: str, schema: dict[str, Any]) -> dict[str, Any]:
+        known = definition.properties.get(prop) if definition is not None else None
+        return _described(schema, known.description) if known is not None and known.description else schema
+
+    return {
+        "description": definition.description if definition else f"{rt.list_kind} is a list of {rt.kind} objects.",
+        "type": "object",
+        "required": ["items"],
+        "properties": {
+            "apiVersion": described("apiVersion", {"type": "string"}),
+            "items": described("items", {"type": "array", "items": {"$ref": V3_REF + item}}),
+            "kind": described("kind", {"type": "string"}),
+            "metadata": described("metadata", {"$ref": V3_REF + META + "ListMeta"}),
+        },
+        "x-kubernetes-group-version-kind": [_gvk(rt, version, rt.list_kind)],
+    }
+
+
 def build_components() -> dict[str, dict[str, Any]]:
     """Every schema the served kinds need, with kinds and lists tagged by GVK."""
     builder = SchemaBuilder()
@@ -555,42 +553,12 @@ def build_components() -> dict[str, dict[str, Any]]:
         builder.add(cls)
     builder._ref(PATCH)
     components = builder.components
-    gvks: dict[str, list[dict[str, str]]] = {}
     for rt in registry.RESOURCES:
         for version in registry.served_versions(rt.group):
             name = builder.add(_model(rt, version))
-            gvks.setdefault(name, []).append(_gvk(rt, version))
-            list_name = _list_name(name, rt)
-            components[list_name] = {
-                "description": f"{rt.list_kind} is a list of {rt.kind} objects.",
-                "type": "object",
-                "required": ["items"],
-                "properties": {
-                    "apiVersion": {
-                        "type": "string",
-                        "description": "APIVersion defines the versioned schema of this representation of an object.",
-                    },
-                    "items": {"type": "array", "items": {"$ref": V3_REF + name}},
-                    "kind": {
-                        "type": "string",
-                        "description": "Kind is a string value representing the REST resource this object represents.",
-                    },
-                    "metadata": {"$ref": V3_REF + META + "ListMeta"},
-                },
-                "x-kubernetes-group-version-kind": [_gvk(rt, version, rt.list_kind)],
-            }
-    gvks.setdefault(definition_name(core_models.Binding), []).append({"group": "", "kind": "Binding", "version": "v1"})
-    for meta_kind in ("Status", "DeleteOptions"):
-        gvks.setdefault(META + meta_kind, []).append({"group": "", "kind": meta_kind, "version": "v1"})
-    for name, tags in gvks.items():
-        components[name] = {**components[name], "x-kubernetes-group-version-kind": tags}
-    for schema in components.values():
-        props = schema.get("properties") or {}
-        if "metadata" in props and "x-kubernetes-group-version-kind" in schema:
-            props["metadata"] = {
-                "$ref": props["metadata"].get("$ref", V3_REF + META + "ObjectMeta"),
-                "description": "Standard object's metadata.",
-            }
+            components[_list_name(name, rt)] = _list_component(rt, version, name)
+            # A kind Kubernetes' schemas do not know (none today) is tagged from the registry.
+            components[name].setdefault("x-kubernetes-group-version-kind", [_gvk(rt, version)])
     return components
 
 
@@ -668,7 +636,7 @@ def v2_document(components: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "swagger": "2.0",
         "info": _INFO,
         "paths": paths,
-        "definitions": dict(sorted(components.items())),
+        "definitions": _v2_refs(dict(sorted(components.items()))),
         "securityDefinitions": {
             "BearerToken": {
                 "type": "apiKey",

@@ -8,8 +8,6 @@ and forward writes through `requests` like any other client.
 
 from __future__ import annotations
 
-import asyncio
-import contextlib
 import logging
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,8 +27,10 @@ from services.bus.port import Bus
 from services.kube.feature_gates import FeatureGates
 from services.runtime.client import Client
 from services.runtime.committer import Committer
+from services.runtime.healthz import HealthCheck, ready_check
 from services.runtime.informer import Informer
 from services.runtime.snapshot import SnapshotStore
+from services.runtime.supervised import Supervised
 from topics.declarations import EVENTS, declarations
 from topics.envelope import UserInfo
 
@@ -68,7 +68,7 @@ class Apiserver:
     port: int = 0
     metrics_registries: list[CollectorRegistry] = field(default_factory=list)
     _runner: web.AppRunner | None = None
-    _tasks: list[asyncio.Task[None]] = field(default_factory=list)
+    tasks: Supervised = field(default_factory=Supervised)  # the committer, when it runs one
 
     async def start(self) -> None:
         cfg = self.config
@@ -80,7 +80,7 @@ class Apiserver:
             admission = cfg.admission or build_admission(gates=cfg.gates, anonymous_writes=cfg.anonymous)
             core = wired_core(admission=admission)
             self.committer = Committer(self.bus, core, snapshot=SnapshotStore(cfg.data_dir / "committer.db"))
-            self._tasks.append(asyncio.create_task(self.committer.run(), name="committer"))
+            self.tasks.spawn("committer", self.committer.run())
         self.informer = Informer(self.bus, snapshot=SnapshotStore(cfg.data_dir / "view.db"), name="apiserver")
         self.events_informer = Informer(self.bus, name="apiserver-events", topic=EVENTS)
         admission = cfg.admission or build_admission(gates=cfg.gates, anonymous_writes=cfg.anonymous)
@@ -115,6 +115,11 @@ class Apiserver:
         """Both views (objects, events) have caught up with the log."""
         return all(i is not None and i.synced.is_set() for i in (self.informer, self.events_informer))
 
+    def checks(self) -> list[HealthCheck]:
+        """What ``/healthz`` on ``--metrics-listen`` checks: the views caught up, the committer task alive."""
+        synced = ready_check("informer-sync", self.ready, reason="the view has not caught up with the log")
+        return [synced, *self.tasks.checks()]
+
     async def wait_ready(self, timeout: float = 120.0) -> None:
         """The view has caught up with the log, and (if it runs one) a committer leads somewhere."""
         assert self.informer is not None and self.events_informer is not None and self.events_writer is not None
@@ -127,10 +132,7 @@ class Apiserver:
             await self._runner.cleanup()
         if self.committer is not None:
             self.committer.stop()
-        for task in self._tasks:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        await self.tasks.stop()
         if self.client is not None:
             await self.client.close()
         if self.events_writer is not None:

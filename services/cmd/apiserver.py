@@ -25,7 +25,7 @@ from services.cmd.common import (
     listening,
     parse_gates,
     parse_listen,
-    run_until_signalled,
+    until_signalled_or_died,
 )
 from services.cmd.errors import CommandError
 from services.runtime.logs import setup_logging
@@ -101,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, config: ApiserverConfig, *, lock: data_lock.DataDirLock | None, scheme: str) -> int:
-    async def main() -> None:
+    async def main() -> int:
         server = Apiserver(config)
         metrics = None
         try:
@@ -110,14 +110,13 @@ def _run(args: argparse.Namespace, config: ApiserverConfig, *, lock: data_lock.D
             if lock is not None:
                 lock.update(f"{scheme}://{config.host}:{server.port}")
             if args.metrics_listen:
-                metrics = await serve_metrics(args.metrics_listen, [], healthy=server.ready)
+                metrics = await serve_metrics(args.metrics_listen, [], checks=server.checks())
             await server.wait_ready()
             print(f"apiserver ready on {server.port}", flush=True)
-            await run_until_signalled()
+            return await until_signalled_or_died(server.tasks, name="apiserver")
         finally:
+            await server.stop()  # while /healthz still answers (and says what died)
             if metrics is not None:
                 await metrics.cleanup()
-            await server.stop()
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())

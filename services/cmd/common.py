@@ -1,4 +1,4 @@
-"""Arguments and set-up shared by the subcommands: the bus URL, gates, logging, signals, the listen address."""
+"""Arguments and set-up shared by the subcommands: bus URL, gates, logging, signals, task deaths, listen address."""
 
 from __future__ import annotations
 
@@ -15,6 +15,9 @@ from collections.abc import Iterator
 from services.bus.urls import SqliteTarget, parse_bus_url
 from services.cmd.errors import CommandError
 from services.kube.feature_gates import FeatureGateError, FeatureGates
+from services.runtime.supervised import Supervised
+
+log = logging.getLogger(__name__)
 
 DEFAULT_DATA = ".draplane"
 
@@ -124,3 +127,22 @@ async def run_until_signalled() -> None:
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     await stop.wait()
+
+
+async def until_signalled_or_died(*groups: Supervised, name: str) -> int:
+    """Block until SIGINT or SIGTERM (0), or until a task of ``groups`` dies (1: the process must not run on
+    half-dead; its supervisor restarts it)."""
+    signalled = asyncio.create_task(run_until_signalled())
+    deaths = [asyncio.create_task(group.wait_death()) for group in groups]
+    try:
+        done, _ = await asyncio.wait({signalled, *deaths}, return_when=asyncio.FIRST_COMPLETED)
+        died = next((d for d in deaths if d in done), None)
+        if died is None:
+            return 0
+        log.error("%s exits with status 1: %s", name, died.result())
+        return 1
+    finally:
+        for task in (signalled, *deaths):
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task

@@ -35,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     gates = parse_gates(args.feature_gates)
     url = args.bus or default_bus(args.data)
 
-    async def main() -> None:
+    async def main() -> int:
         bus = open_bus(url)
         await bus.start()
         await bus.ensure_topics(declarations())
@@ -46,11 +46,10 @@ def run(args: argparse.Namespace) -> int:
                 claim_workers=args.workers,
                 snapshot=SnapshotStore(Path(args.data) / "controller-manager" / "view.db"),
             )
-            await run_component(
+            return await run_component(
                 "controller-manager", manager.run(), [manager.registry], args.metrics_listen, manager.ready.is_set
             )
         finally:
             await bus.close()
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())

@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     options = options_from(args)
     url = args.bus or default_bus(args.data)
 
-    async def main() -> None:
+    async def main() -> int:
         bus = open_bus(url)
         await bus.start()
         try:
@@ -93,10 +93,11 @@ def run(args: argparse.Namespace) -> int:
             service = DriverService(bus, options, snapshot=snapshot)
             if args.decommission:
                 await service.decommission()
-                return
-            await run_component("driver", service.run(), [service.registry], args.metrics_listen, service.ready.is_set)
+                return 0
+            return await run_component(
+                "driver", service.run(), [service.registry], args.metrics_listen, service.ready.is_set
+            )
         finally:
             await bus.close()
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())

@@ -83,15 +83,14 @@ def run(args: argparse.Namespace) -> int:
     setup_logging("nodeagent", level=args.log_level, json=not args.plain_logs)
     url = args.bus or default_bus(args.data)
 
-    async def main() -> None:
+    async def main() -> int:
         bus = open_bus(url)
         await bus.start()
         try:
             await bus.ensure_topics(declarations())
             agent = agent_from(bus, args)
-            await run_component("nodeagent", agent.run(), [], args.metrics_listen, agent.ready.is_set)
+            return await run_component("nodeagent", agent.run(), [], args.metrics_listen, agent.ready.is_set)
         finally:
             await bus.close()
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())

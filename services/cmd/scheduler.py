@@ -72,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
     config = config_from(args)
     url = args.bus or default_bus(args.data)
 
-    async def main() -> None:
+    async def main() -> int:
         bus = open_bus(url)
         await bus.start()
         try:
@@ -82,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
             )
             ready = asyncio.create_task(announce_ready(service))
             try:
-                await run_component(
+                return await run_component(
                     "scheduler", service.run(), [service.registry], args.metrics_listen, service.ready.is_set
                 )
             finally:
@@ -90,5 +90,4 @@ def run(args: argparse.Namespace) -> int:
         finally:
             await bus.close()
 
-    asyncio.run(main())
-    return 0
+    return asyncio.run(main())

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 from services.apiserver.http.auth import TokenAuthenticator
@@ -24,7 +25,7 @@ from services.cmd.common import (
     listening,
     parse_gates,
     parse_listen,
-    run_until_signalled,
+    until_signalled_or_died,
 )
 from services.runtime.logs import setup_logging
 from services.runtime.metrics_server import serve_metrics
@@ -81,32 +82,44 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
     if shown.startswith(".."):
         shown = str(kubeconfig)
 
-    async def main() -> None:
-        stack = LocalStack(config)
-        print(f"draplane: starting on {config.bus_url} with {config.nodes} node(s); data in {data}", flush=True)
-        metrics = None
-        try:
-            with listening(host, port):
-                await stack.start()
-            lock.update(stack.url)
-            # "ready" means usable: the API answers and every component, the simulated nodes' agents
-            # included, has caught up (so `kubectl wait node --all` right after it finds the nodes).
-            await stack.wait_ready()
-            if args.metrics_listen:
-                metrics = await serve_metrics(args.metrics_listen, stack.metrics_registries(), healthy=stack.healthy)
-            write_kubeconfig(kubeconfig, stack.url)
-            print(
-                f"\nTo use it:\n  export KUBECONFIG={shown}\n  kubectl get nodes\n"
-                "  kubectl apply -f examples/gpu-test1.yaml\n  kubectl get pods -n gpu-test1\n",
-                flush=True,
-            )
-            print(f"draplane is ready: {stack.url} (Ctrl-C to stop)", flush=True)
-            await run_until_signalled()
-        finally:
-            print("draplane: stopping", flush=True)
-            if metrics is not None:
-                await metrics.cleanup()
-            await stack.stop()
+    def announce(stack: LocalStack) -> None:
+        lock.update(stack.url)
+        write_kubeconfig(kubeconfig, stack.url)
+        print(
+            f"\nTo use it:\n  export KUBECONFIG={shown}\n  kubectl get nodes\n"
+            "  kubectl apply -f examples/gpu-test1.yaml\n  kubectl get pods -n gpu-test1\n",
+            flush=True,
+        )
+        print(f"draplane is ready: {stack.url} (Ctrl-C to stop)", flush=True)
 
-    asyncio.run(main())
-    return 0
+    async def main() -> int:
+        print(f"draplane: starting on {config.bus_url} with {config.nodes} node(s); data in {data}", flush=True)
+        # The metrics port was checked before anything started; a port taken since is the API's.
+        with listening(host, port):
+            return await serve(LocalStack(config), metrics_listen=args.metrics_listen, on_ready=announce)
+
+    return asyncio.run(main())
+
+
+async def serve(stack: LocalStack, *, metrics_listen: str, on_ready: Callable[[LocalStack], None]) -> int:
+    """Start ``stack`` and run it until SIGINT/SIGTERM (0) or until a component task dies (1).
+
+    A death is logged with its traceback, and ``/healthz`` (on ``metrics_listen``)
+    fails naming the task while everything stops; the process then exits
+    non-zero rather than run on half-dead (docs/architecture.md).
+    """
+    metrics = None
+    try:
+        await stack.start()
+        # "ready" means usable: the API answers and every component, the simulated nodes' agents
+        # included, has caught up (so `kubectl wait node --all` right after it finds the nodes).
+        await stack.wait_ready()
+        if metrics_listen:
+            metrics = await serve_metrics(metrics_listen, stack.metrics_registries(), checks=stack.checks())
+        on_ready(stack)
+        return await until_signalled_or_died(*stack.supervised(), name="draplane")
+    finally:
+        print("draplane: stopping", flush=True)
+        await stack.stop()  # while /healthz still answers (and says what died)
+        if metrics is not None:
+            await metrics.cleanup()

@@ -2,8 +2,8 @@
 
 Pure decisions (no I/O, table-tested):
 
-- `claim_names` — generated and legacy claim names, and `claim_name`, the one
-  name lookup the scheduler, this controller and the node agent share;
+- (claim names and who may use a claim are Kubernetes' rules, shared with the
+  scheduler, the driver and the node agent: `services.kube.resourceclaim`);
 - `generated_claims` — the claim generated for a pod claim, finding it again,
   the pod-status patch that records it;
 - `pod_claims` — what a pod needs (``podNeedsClaims``, ``podNeedsWork``);

@@ -50,8 +50,8 @@ from services.controllers.ownership import (
     uid_of,
 )
 from services.controllers.ports import Writer
-from services.controllers.workers import run_workers
 from services.runtime.informer import Informer, by_owner_uid
+from services.runtime.workers import run_workers
 from services.runtime.workqueue import WorkQueue
 
 log = logging.getLogger(__name__)
@@ -118,7 +118,7 @@ class GarbageCollector:
             self.sync,
             workers=self.workers,
             name=CONTROLLER_NAME,
-            metrics=self.metrics,
+            on_failure=self.metrics.sync_failed(CONTROLLER_NAME),
             describe="/".join,
             expected=(st.StatusError,),
         )

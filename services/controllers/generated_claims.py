@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from services.controllers.claim_names import (
+from services.controllers.object_edits import clone
+from services.kube.resourceclaim import (
     POD_CLAIM_NAME_ANNOTATION,
     generate_name_prefix,
     legacy_claim_name,
 )
-from services.controllers.object_edits import clone
 
 Obj = Mapping[str, Any]
 

@@ -12,6 +12,8 @@ managers (tests, benchmarks) can live in one process; the manager serves it on
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
+
 from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
 from prometheus_client import registry as prom_registry
 
@@ -65,6 +67,15 @@ class ControllerMetrics:
             ["finalizer"],
             registry=self.registry,
         )
+
+    def sync_failed(self, controller: str) -> Callable[[object, Exception], Awaitable[None]]:
+        """The worker loop's ``on_failure`` for ``controller``: count the failed sync."""
+        counter = self.sync_errors.labels(controller=controller)
+
+        async def count(_key: object, _err: Exception) -> None:
+            counter.inc()
+
+        return count
 
     def exposition(self, *, include_process: bool = True) -> bytes:
         """The text exposition of these metrics (and the process-wide runtime ones) for ``/metrics``."""

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from services.controllers.claim_names import (
+from services.kube.resourceclaim import (
     ClaimNameError,
     ClaimNotForPodError,
     can_be_reserved,
@@ -95,11 +95,19 @@ def pod_needs_work(pod: Obj, claims: ClaimLookup) -> tuple[bool, str]:
 
 
 def needs_reservation(pod: Obj, claim: Obj) -> bool:
-    """A scheduled pod's allocated claim that does not list the pod yet (the scheduler was bypassed)."""
+    """A scheduled pod's allocated claim that does not list the pod yet (the scheduler was bypassed).
+
+    Besides Kubernetes' checks (allocated, not reserved for the pod, room in
+    ``reservedFor``), a claim being deleted or with ``deallocationRequested``
+    takes no new consumer here: validation would reject the write.
+    """
+    status = claim.get("status") or {}
     return (
-        (claim.get("status") or {}).get("allocation") is not None
+        status.get("allocation") is not None
         and not is_reserved_for_pod(pod, claim)
         and can_be_reserved(claim)
+        and not (claim.get("metadata") or {}).get("deletionTimestamp")
+        and not status.get("deallocationRequested")
     )
 
 

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any
 
-from services.controllers.claim_names import owning_pod
 from services.controllers.object_edits import clone
 from services.controllers.pod_claims import is_being_deleted, is_pod_done
+from services.kube.resourceclaim import FINALIZER as DELETE_PROTECTION_FINALIZER
+from services.kube.resourceclaim import owning_pod
 
 Obj = Mapping[str, Any]
 
-DELETE_PROTECTION_FINALIZER = "resource.kubernetes.io/delete-protection"
 """``resourceapi.Finalizer``: set by the scheduler when it allocates a structured claim."""
 
 MAX_DELETED_UIDS = 500

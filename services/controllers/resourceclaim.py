@@ -1,7 +1,7 @@
 """The resourceclaim controller: one claim per templated pod claim, and claims released when pods finish.
 
 Why this module exists: it is the I/O loop around the pure decisions in
-`claim_names`, `generated_claims`, `pod_claims` and `reserved_for`, following
+`services.kube.resourceclaim`, `generated_claims`, `pod_claims` and `reserved_for`, following
 Kubernetes 1.31's ``pkg/controller/resourceclaim``:
 
 - **pods** (``pod:<ns>/<name>``): for each pod claim with a template, find the
@@ -31,16 +31,6 @@ from typing import Any
 
 from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP
-from services.controllers.claim_names import (
-    ClaimNameError,
-    ClaimNotFoundError,
-    check_is_for_pod,
-    claim_name,
-    claim_pod_owner_uids,
-    is_for_pod,
-    owning_pod,
-    pod_claim_keys,
-)
 from services.controllers.gates import Gates, gate_enabled
 from services.controllers.generated_claims import (
     claim_statuses_patch,
@@ -68,9 +58,19 @@ from services.controllers.reserved_for import (
     plan_release,
     should_delete_generated,
 )
-from services.controllers.workers import run_workers
 from services.kube.feature_gates import DRA_ADMIN_ACCESS
+from services.kube.resourceclaim import (
+    ClaimNameError,
+    ClaimNotFoundError,
+    check_is_for_pod,
+    claim_name,
+    claim_pod_owner_uids,
+    is_for_pod,
+    owning_pod,
+    pod_claim_keys,
+)
 from services.runtime.informer import Informer
+from services.runtime.workers import run_workers
 from services.runtime.workqueue import WorkQueue
 from topics.declarations import OBJECTS
 
@@ -181,7 +181,7 @@ class ResourceClaimController:
             self.sync,
             workers=self.workers,
             name=CONTROLLER_NAME,
-            metrics=self.metrics,
+            on_failure=self.metrics.sync_failed(CONTROLLER_NAME),
             expected=(SyncError, st.StatusError, ClaimNameError),
         )
 

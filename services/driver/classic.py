@@ -182,15 +182,6 @@ def pod_consumer(pod: Mapping[str, Any]) -> Obj:
     return {"resource": "pods", "name": meta.get("name", ""), "uid": meta.get("uid", "")}
 
 
-def is_controlled_by(obj: Mapping[str, Any], owner: Mapping[str, Any]) -> bool:
-    """``metav1.IsControlledBy``: the controller owner reference has the owner's uid."""
-    uid = (owner.get("metadata") or {}).get("uid")
-    for ref in (obj.get("metadata") or {}).get("ownerReferences") or ():
-        if ref.get("controller"):
-            return bool(uid) and ref.get("uid") == uid
-    return False
-
-
 __all__ = [
     "POD_SCHEDULING_NODE_LIST_MAX_SIZE",
     "AllocationError",
@@ -200,7 +191,6 @@ __all__ = [
     "allocated_status",
     "deallocated_status",
     "finalizer_for",
-    "is_controlled_by",
     "minimal_node",
     "nodes_to_check",
     "pod_consumer",

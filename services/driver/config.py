@@ -31,6 +31,8 @@ from typing import Any
 
 import orjson
 
+from services.api.machinery.patch.gojson import json_kind
+
 GROUP = "gpu.resource.example.com"
 VERSION = "v1alpha1"
 API_VERSION = f"{GROUP}/{VERSION}"
@@ -84,32 +86,18 @@ def _go_json(value: Any) -> str:
 
 def _fields(obj: Any, path: str, allowed: Sequence[str]) -> Mapping[str, Any]:
     if not isinstance(obj, Mapping):
-        raise ConfigError(f"json: cannot unmarshal {_json_type(obj)} into Go value of type {path}")
+        raise ConfigError(f"json: cannot unmarshal {json_kind(obj)} into Go value of type {path}")
     for key in obj:
         if key not in allowed:
             raise ConfigError(f'strict decoding error: unknown field "{path}.{key}"')
     return obj
 
 
-def _json_type(value: Any) -> str:
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list):
-        return "array"
-    if value is None:
-        return "null"
-    return "object"
-
-
 def _string(value: Any, field: str) -> str:
     if value is None:
         return ""
     if not isinstance(value, str):
-        raise ConfigError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {field} of type string")
+        raise ConfigError(f"json: cannot unmarshal {json_kind(value)} into Go struct field {field} of type string")
     return value
 
 
@@ -117,7 +105,7 @@ def _int(value: Any, field: str) -> int:
     if value is None:
         return 0
     if isinstance(value, bool) or not isinstance(value, int):
-        raise ConfigError(f"json: cannot unmarshal {_json_type(value)} into Go struct field {field} of type int")
+        raise ConfigError(f"json: cannot unmarshal {json_kind(value)} into Go struct field {field} of type int")
     return value
 
 

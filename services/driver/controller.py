@@ -26,7 +26,6 @@ never race for the same device. It writes as
 
 from __future__ import annotations
 
-import asyncio
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -34,14 +33,20 @@ from typing import Any
 from services.api.machinery import status as st
 from services.api.machinery.field_errors import go_quote
 from services.api.types.registry import RESOURCE_GROUP
-from services.controllers.claim_names import ClaimNameError, ClaimNotForPodError, check_is_for_pod, claim_name
 from services.driver import classic
 from services.driver.metrics import DriverMetrics
+from services.kube.resourceclaim import (
+    ClaimNameError,
+    ClaimNotForPodError,
+    check_is_for_pod,
+    claim_name,
+    is_controlled_by,
+)
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj
-from services.runtime.lifecycle import raise_if_cancelling
-from services.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from services.runtime.workers import RequeueAfter, run_workers
+from services.runtime.workqueue import ExponentialBackoff, WorkQueue
 
 log = logging.getLogger(__name__)
 
@@ -50,10 +55,6 @@ CLAIMS = "resourceclaims"
 CONTEXTS = "podschedulingcontexts"
 
 Key = tuple[str, str, str]  # ("claim" | "schedulingCtx", namespace, name)
-
-
-class _Periodic(Exception):
-    """Keep the key and look at it again after the recheck delay (the library's errPeriodic)."""
 
 
 class ClassicController:
@@ -91,36 +92,16 @@ class ClassicController:
             self.queue.add(("schedulingCtx", meta.get("namespace", ""), meta["name"]))
 
     async def run(self) -> None:
-        try:
-            while True:
-                raise_if_cancelling()
-                try:
-                    key = await self.queue.get()
-                except ShutDown:
-                    return
-                try:
-                    await self._process(key)
-                finally:
-                    self.queue.done(key)
-        finally:
-            self.queue.shutdown()
+        """Work the queue with one worker (two allocations must never race) until cancelled."""
+        await run_workers(
+            self.queue, self.sync, workers=1, name="dra-controller", on_failure=self._failed, describe="/".join
+        )
 
-    async def _process(self, key: Key) -> None:
-        try:
-            await self.sync(key)
-        except _Periodic:
-            self.queue.forget(key)
-            self.queue.add_after(key, self.recheck_delay)
-        except asyncio.CancelledError:
-            raise
-        except Exception as err:
-            current = self._object(key)
-            log.warning("classic controller sync failed", extra={"key": "/".join(key), "error": str(err)})
-            if current is not None and not (isinstance(err, st.StatusError) and err.code == 409):
-                await self.recorder.record(dict(current), "Warning", "Failed", str(err))
-            self.queue.add_rate_limited(key)
-        else:
-            self.queue.forget(key)
+    async def _failed(self, key: Key, err: Exception) -> None:
+        """A failed sync becomes a ``Failed`` event on the object, as in the library (not for conflicts)."""
+        current = self._object(key)
+        if current is not None and not (isinstance(err, st.StatusError) and err.code == 409):
+            await self.recorder.record(dict(current), "Warning", "Failed", str(err))
 
     def _object(self, key: Key) -> Mapping[str, Any] | None:
         kind, namespace, name = key
@@ -173,11 +154,11 @@ class ClassicController:
             raise st.not_found("", "pods", name)
         if (pod.get("metadata") or {}).get("deletionTimestamp"):
             return
-        if not classic.is_controlled_by(ctx, pod):
+        if not is_controlled_by(ctx, pod):
             return  # an obsolete object of an earlier pod with this name
         pending = self._pending_claims(pod)
         if not pending:
-            raise _Periodic
+            raise RequeueAfter(self.recheck_delay)  # the library's errPeriodic
         nodes = classic.nodes_to_check(spec)
         if spec.get("potentialNodes"):
             try:
@@ -189,7 +170,7 @@ class ClassicController:
         new_status = classic.scheduling_status_update(ctx, pending, selected)
         if new_status is not None:
             await self.client.update_status(RESOURCE_GROUP, CONTEXTS, {**ctx, "status": new_status})
-        raise _Periodic
+        raise RequeueAfter(self.recheck_delay)  # the library's errPeriodic
 
     def _pending_claims(self, pod: Mapping[str, Any]) -> list[classic.PendingClaim]:
         namespace = (pod.get("metadata") or {}).get("namespace", "")

@@ -35,8 +35,8 @@ from typing import Any
 
 import yaml
 
-from services.api.admission.validation.quantity import parse_quantity
 from services.api.admission.validation.resource_slice import validate_device
+from services.kube.quantity import wire_quantity
 
 Device = dict[str, Any]
 
@@ -92,7 +92,7 @@ def default_inventory(node: str, *, count: int = DEFAULT_GPU_COUNT) -> list[Devi
 
 def canonical_quantity(value: Any) -> str:
     """Kubernetes' canonical serialization of a quantity (``81920Mi`` → ``80Gi``)."""
-    parsed = parse_quantity(value)
+    parsed = wire_quantity(value)
     if parsed is None:
         raise InventoryError(f"quantities must match the regular expression: {value!r} does not")
     return str(parsed)

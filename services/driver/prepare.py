@@ -74,11 +74,14 @@ class Preparer:
     async def start(self) -> None:
         """Open the checkpoint and write the common CDI spec."""
         await self.checkpoint.open()
-        self.cdi_dir.write_common(cdi.common_spec(driver=self.driver, node=self.node))
+        await self.cdi_dir.write_common(cdi.common_spec(driver=self.driver, node=self.node))
         await self._update_gauge()
 
     async def close(self) -> None:
-        await self.checkpoint.close()
+        try:
+            await self.checkpoint.close()
+        finally:
+            self.cdi_dir.close()
 
     # -- the plugin API ----------------------------------------------------------
 
@@ -119,8 +122,8 @@ class Preparer:
     async def _prepare(self, ref: ClaimRef) -> tuple[tuple[PreparedDevice, ...], bool]:
         entry = await self.checkpoint.get(ref.uid)
         if entry is not None and entry.completed:
-            if not self.cdi_dir.path_for(ref.uid).exists():
-                self.cdi_dir.write_claim(ref.uid, entry.claim.cdi_spec(self.driver))
+            if not await self.cdi_dir.has_claim(ref.uid):
+                await self.cdi_dir.write_claim(ref.uid, entry.claim.cdi_spec(self.driver))
             return entry.claim.devices, False
         claim = await self.source.claim(ref)
         if claim is None:
@@ -136,7 +139,7 @@ class Preparer:
             raise PrepareError(f"prepare failed: claim is not reserved for a pod on node {self.node}")
         await self.checkpoint.put(PREPARE_STARTED, planned)
         await self._fault("started", ref.uid)
-        self.cdi_dir.write_claim(ref.uid, planned.cdi_spec(self.driver))
+        await self.cdi_dir.write_claim(ref.uid, planned.cdi_spec(self.driver))
         await self._fault("cdi-written", ref.uid)
         await self.checkpoint.put(PREPARE_COMPLETED, planned)
         log.info("prepared claim", extra={"claim": f"{ref.namespace}/{ref.name}", "uid": ref.uid})
@@ -146,7 +149,7 @@ class Preparer:
         """Remove the claim's CDI file and checkpoint entry; False when it was not prepared here."""
         async with self._lock:
             entry = await self.checkpoint.get(ref.uid)
-            self.cdi_dir.remove_claim(ref.uid)
+            await self.cdi_dir.remove_claim(ref.uid)
             if entry is None:
                 self.metrics.unprepare.labels(self.driver, "not_prepared").inc()
                 return False
@@ -167,18 +170,18 @@ class Preparer:
         async with self._lock:
             entries = await self.checkpoint.entries()
             known = {e.claim.uid for e in entries}
-            for uid in self.cdi_dir.claim_uids():
+            for uid in await self.cdi_dir.claim_uids():
                 if uid not in known:
-                    self.cdi_dir.remove_claim(uid)
+                    await self.cdi_dir.remove_claim(uid)
                     cleaned.append(uid)
             for entry in entries:
                 claim = entry.claim
                 if not self.source.claim_exists(claim.namespace, claim.name, claim.uid):
-                    self.cdi_dir.remove_claim(claim.uid)
+                    await self.cdi_dir.remove_claim(claim.uid)
                     await self.checkpoint.delete(claim.uid)
                     cleaned.append(claim.uid)
-                elif entry.completed and not self.cdi_dir.path_for(claim.uid).exists():
-                    self.cdi_dir.write_claim(claim.uid, claim.cdi_spec(self.driver))
+                elif entry.completed and not await self.cdi_dir.has_claim(claim.uid):
+                    await self.cdi_dir.write_claim(claim.uid, claim.cdi_spec(self.driver))
             await self._update_gauge()
         return cleaned
 

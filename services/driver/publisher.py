@@ -22,6 +22,7 @@ from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP
 from services.driver.metrics import DriverMetrics
 from services.driver.slices import node_owner, plan_slices
+from services.runtime import backoff
 from services.runtime.client import Client
 from services.runtime.informer import Informer, Obj
 from services.runtime.lifecycle import raise_if_cancelling
@@ -90,29 +91,29 @@ class SlicePublisher:
     # -- the loop -------------------------------------------------------------
 
     async def run(self) -> None:
-        backoff = 0.0
+        retry = backoff.write_retry(cap=self.max_backoff)
+        delay: float | None = None  # after a failed pass: how long to wait before the next
         while True:
             raise_if_cancelling()
-            if backoff:
-                try:
-                    async with asyncio.timeout(backoff):
-                        await self._wake.wait()
-                except TimeoutError:
-                    pass
-            else:
+            if delay is None:
                 await self._wake.wait()
+            else:
+                # A change (a wake) ends the pause early, as an event re-queues a key at once in client-go.
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(delay):
+                        await self._wake.wait()
             self._wake.clear()
             try:
                 done = await self.reconcile()
             except st.StatusError as err:
-                backoff = min(max(backoff * 2, 0.05), self.max_backoff)
+                delay = retry.step()
                 log.warning(
                     "publishing ResourceSlices failed; retrying",
-                    extra={"node": self.node, "code": err.code, "error": str(err), "backoff": backoff},
+                    extra={"node": self.node, "code": err.code, "error": str(err), "backoff": round(delay, 3)},
                 )
-                self._wake.set()
                 continue
-            backoff = 0.0
+            delay = None
+            retry.reset()
             if done:
                 self.in_sync.set()
 

@@ -38,7 +38,7 @@ from services.api.admission.authorization import node_user
 from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP
 from services.bus.port import Bus
-from services.controllers.claim_names import pod_claim_keys
+from services.kube.resourceclaim import known_claim_names, pod_claim_keys
 from services.kubeletplugin.api import ClaimRef
 from services.kubeletplugin.unix_socket import PluginClient, PluginUnavailable, client_for
 from services.nodeagent import node_object, pod_status
@@ -48,23 +48,22 @@ from services.nodeagent.pod_claims import (
     FAILED_PREPARE_REASON,
     PodClaimsError,
     allocated_resources_status,
-    claim_names_of_pod,
     claims_of_pod,
     drivers_of,
 )
+from services.runtime import backoff
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer, Obj
 from services.runtime.lifecycle import raise_if_cancelling, stop
 from services.runtime.snapshot import SnapshotStore
-from services.runtime.workqueue import ExponentialBackoff, ShutDown, WorkQueue
+from services.runtime.workers import run_workers
+from services.runtime.workqueue import ExponentialBackoff, WorkQueue
 
 log = logging.getLogger(__name__)
 
 NODE_INDEX = "spec.nodeName"
 CLAIMS_INDEX = "nodeagent.claims"
-REGISTER_BACKOFF_START_S = 0.1  # the kubelet's node registration backoff
-REGISTER_BACKOFF_MAX_S = 7.0
 Key = tuple[str, str]  # (namespace, name) of a pod
 
 
@@ -173,8 +172,16 @@ class NodeAgent:
             await self.register()
             tasks.append(asyncio.create_task(self._heartbeats(), name=f"heartbeat-{self.node}"))
             tasks.append(asyncio.create_task(self._reconciles(), name=f"claim-reconcile-{self.node}"))
-            for i in range(self.workers):
-                tasks.append(asyncio.create_task(self._worker(), name=f"podworker-{self.node}-{i}"))
+            workers = run_workers(
+                self.queue,
+                self.sync,
+                workers=self.workers,
+                name=f"podworker-{self.node}",
+                on_failure=self._failed,
+                describe="/".join,
+                expected=(PrepareFailed, PodClaimsError),
+            )
+            tasks.append(asyncio.create_task(workers, name=f"podworkers-{self.node}"))
             self.ready.set()
             log.info("node agent ready", extra={"node": self.node, "pods": len(self.pods_here())})
             await asyncio.gather(*tasks)
@@ -194,23 +201,24 @@ class NodeAgent:
     async def register(self) -> Obj:
         """Create the Node (or bring its labels up to date) and report its full status.
 
-        Like the kubelet's registration, it tries again with backoff (100 ms doubling
-        to 7 s) while the API answers a conflict (the Node changed under it, e.g. by
-        a heartbeat of the agent's previous run still in flight) or a server error.
+        Like the kubelet's registration, it tries again with backoff (100 ms
+        doubling to 7 s, with jitter: `backoff.node_registration`) while the API
+        answers a conflict (the Node changed under it, e.g. by a heartbeat of the
+        agent's previous run still in flight) or a server error.
         """
-        delay = REGISTER_BACKOFF_START_S
+        retry = backoff.node_registration()
         while True:
             try:
                 return await self._register_once()
             except st.StatusError as err:
                 if err.code != 409 and err.code < 500:
                     raise
+                delay = retry.step()
                 log.warning(
                     "node registration failed; trying again",
-                    extra={"node": self.node, "code": err.code, "error": str(err), "retry_in": delay},
+                    extra={"node": self.node, "code": err.code, "error": str(err), "retry_in": round(delay, 3)},
                 )
-            await asyncio.sleep(delay)
-            delay = min(delay * 2, REGISTER_BACKOFF_MAX_S)
+                await asyncio.sleep(delay)
 
     async def _register_once(self) -> Obj:
         wanted = {**node_object.node_labels(self.node, arch=self.arch), **self.labels}
@@ -260,27 +268,12 @@ class NodeAgent:
 
     # -- pods -------------------------------------------------------------------
 
-    async def _worker(self) -> None:
-        while True:
-            raise_if_cancelling()
-            try:
-                key = await self.queue.get()
-            except ShutDown:
-                return
-            try:
-                await self.sync(key)
-            except asyncio.CancelledError:
-                raise
-            except (PrepareFailed, PodClaimsError) as err:
-                pod = self.informer.store("", "pods").get(*key)
-                if pod is not None:
-                    await self.recorder.record(pod, "Warning", FAILED_PREPARE_REASON, f"{FAILED_PREPARE_PREFIX}{err}")
-                self.queue.add_rate_limited(key)
-            except Exception as err:
-                log.warning("pod sync failed", extra={"pod": "/".join(key), "error": str(err)})
-                self.queue.add_rate_limited(key)
-            finally:
-                self.queue.done(key)
+    async def _failed(self, key: Key, err: Exception) -> None:
+        """kubelet's ``FailedPrepareDynamicResources`` event for a failed prepare (the key is retried anyway)."""
+        if isinstance(err, (PrepareFailed, PodClaimsError)):
+            pod = self.informer.store("", "pods").get(*key)
+            if pod is not None:
+                await self.recorder.record(pod, "Warning", FAILED_PREPARE_REASON, f"{FAILED_PREPARE_PREFIX}{err}")
 
     async def sync(self, key: Key) -> None:
         """Bring one pod (by namespace and name) to where it should be on this node."""
@@ -291,23 +284,21 @@ class NodeAgent:
             await self._release(running.uid, key[0], running.claims)  # the pod we ran is gone
             del self._pods[key]
         if pod is None or not mine:
-            self.queue.forget(key)
             return
         phase = (pod.get("status") or {}).get("phase")
         if _meta(pod).get("deletionTimestamp"):
             await self._finish_deletion(key, pod)
         elif phase in pod_status.TERMINAL:
-            await self._release(str(_meta(pod)["uid"]), key[0], claim_names_of_pod(pod))
+            await self._release(str(_meta(pod)["uid"]), key[0], known_claim_names(pod))
             self._pods.pop(key, None)
         else:
             await self._run_pod(key, pod)
-        self.queue.forget(key)
 
     async def _run_pod(self, key: Key, pod: Obj) -> None:
         uid = str(_meta(pod)["uid"])
         devices = await self._prepare(pod)
         running = self._pods.setdefault(key, _Running(uid))
-        running.claims = claim_names_of_pod(pod)
+        running.claims = known_claim_names(pod)
         status = pod.get("status") or {}
         if status.get("phase") != pod_status.RUNNING:
             now = self.clock()
@@ -337,7 +328,7 @@ class NodeAgent:
             pod = await self.client.update_status(
                 "", "pods", {**pod, "status": pod_status.terminated_status(pod, now=self.clock())}
             )
-        await self._release(uid, key[0], claim_names_of_pod(pod))
+        await self._release(uid, key[0], known_claim_names(pod))
         self._pods.pop(key, None)
         try:
             await self.client.delete("", "pods", key[0], key[1], gracePeriodSeconds=0, preconditions={"uid": uid})

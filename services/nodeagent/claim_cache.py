@@ -6,19 +6,21 @@ pod that needs it *before* the driver is asked to prepare it, marked prepared
 afterwards with its CDI devices, and unprepared only when the last pod on the
 node that uses it is gone. After a restart, the node agent still knows which
 claims to unprepare for pods deleted while it was down. The cache is a JSON
-file written atomically (temporary file, fsync, rename) after each change.
+file written atomically (temporary file, fsync, rename, fsync of the directory)
+after each change.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import orjson
+
+from services.runtime.atomic_files import write_atomically
 
 
 @dataclass
@@ -94,14 +96,6 @@ class ClaimCache:
                 self.put(ClaimInfo.from_wire(entry))
 
     def save(self) -> None:
-        """Write the file atomically."""
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        """Write the file atomically (blocking: the agent runs it on a thread, under its claims lock)."""
         data = orjson.dumps({"version": 1, "claims": [i.to_wire() for i in self._infos.values()]})
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, data)
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, self.path)
+        write_atomically(self.path, data, mode=0o600)

@@ -2,7 +2,7 @@
 
 Why this module exists: before kubelet prepares a pod's resources
 (``pkg/kubelet/cm/dra/manager.go``, 1.31) it resolves every pod claim to its
-ResourceClaim (`services.controllers.claim_names`), checks that a generated
+ResourceClaim (`services.kube.resourceclaim`), checks that a generated
 claim belongs to the pod and that the claim's ``status.reservedFor`` lists the
 pod, and fails with kubelet's message otherwise (the node agent emits it as a
 ``FailedPrepareDynamicResources`` event and retries). After preparing, each
@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from services.controllers.claim_names import (
+from services.kube.resourceclaim import (
     ClaimNameError,
     ClaimNotForPodError,
     check_is_for_pod,
@@ -82,19 +82,6 @@ def claims_of_pod(pod: Mapping[str, Any], lookup: Callable[[str, str], Mapping[s
             raise PodClaimsError(f"pod {pod_name}({pod_uid}) is not allowed to use resource claim {name}({claim_uid})")
         uses.append(ClaimUse(str(pod_claim.get("name", "")), claim))
     return uses
-
-
-def claim_names_of_pod(pod: Mapping[str, Any]) -> list[str]:
-    """Names of the claims the pod uses whose names are known (for unpreparing)."""
-    names = []
-    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
-        try:
-            name, _ = claim_name(pod, pod_claim)
-        except ClaimNameError:
-            continue
-        if name is not None:
-            names.append(name)
-    return names
 
 
 def drivers_of(claim: Mapping[str, Any]) -> list[str]:

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from services.bus.port import BEGINNING, Bus, Record
+from services.kube.resourceclaim import FINALIZER, allocation
 from services.replay.no_write_client import NoWriteClient
 from services.replay.overrides import Rewrite
 from services.replay.rebuild import timestamp_at
@@ -54,17 +55,16 @@ from services.replay.scheduler_diff import (
     view,
 )
 from services.replay.scheduler_report import Comparison, NotReplayed, Report
+from services.runtime.log_fold import MalformedRecord, fold, read_change
 from services.runtime.metrics import MALFORMED_RECORDS
 from services.scheduler import decisions
 from services.scheduler.cache import CacheError
 from services.scheduler.client import ResourceRef
 from services.scheduler.cycle import decision_record, run_scheduling_cycle
-from services.scheduler.dra.resourceclaim import FINALIZER, allocation
 from services.scheduler.framework import CycleState
 from services.scheduler.queue import scheduler_name
 from services.scheduler.service import SchedulerConfig, build_core, feed, visible_pod, watched_resources
 from topics.declarations import DECISIONS, OBJECTS
-from topics.envelope import MalformedRecord, decode_event, split_key
 
 log = logging.getLogger(__name__)
 
@@ -122,39 +122,28 @@ class SchedulerReplayer:
     def apply(self, record: Record) -> None:
         """Feed one ``objects`` record to the core, as the live scheduler's informer handlers did."""
         self.position = record.offset + 1
-        if record.value is None:
-            return  # a tombstone: the DELETED record before it did the work
         try:
-            group, plural, namespace, name = split_key((record.key or b"").decode())
-        except (MalformedRecord, UnicodeDecodeError) as exc:
-            self.skipped.append((record.offset, str(exc)))
-            return
-        kind = (group, plural)
-        handler = self._handlers.get(kind)
-        if handler is None:
-            return  # not watched by a scheduler with these gates
-        try:
-            event = decode_event(record.value)
+            # Resources a scheduler with these gates does not watch are not even decoded.
+            change = read_change(record, kinds=self._handlers)
         except MalformedRecord as exc:
             self.skipped.append((record.offset, str(exc)))
             return
-        obj = event.object
-        obj["metadata"]["resourceVersion"] = str(record.offset)
+        if change is None:
+            return  # a tombstone, or not watched
+        kind = (change.group, change.resource)
+        handler = self._handlers[kind]
         if self._rewrite is not None:
-            obj = self._rewrite(group, plural, obj)
-        store = self._stores.setdefault(kind, {})
-        deleted = event.type == "DELETED"
+            change = change._replace(obj=self._rewrite(change.group, change.resource, change.obj))
+        obj = change.obj
+        deleted = change.deleted
+        old = fold(self._stores, change)
         try:
             if deleted:
-                store.pop((namespace, name), None)
                 handler.on_delete(obj)
+            elif old is None:
+                handler.on_add(obj)
             else:
-                old = store.get((namespace, name))
-                store[(namespace, name)] = obj
-                if old is None:
-                    handler.on_add(obj)
-                else:
-                    handler.on_update(old, obj)
+                handler.on_update(old, obj)
         except Exception:
             log.exception("replayed scheduler handler failed", extra={"offset": record.offset})
         if kind == PODS and record.offset in self._wanted:

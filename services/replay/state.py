@@ -3,7 +3,7 @@
 ``draplane replay --at OFFSET|TIME get ...`` answers "what did ``kubectl get``
 show then?". The log is the history, so the answer is a left fold of its
 records from the beginning up to that point, the same fold an informer does
-(`services.runtime.informer`): ADDED and MODIFIED put the object under its
+(`services.runtime.log_fold`): ADDED and MODIFIED put the object under its
 key, DELETED removes it (the record carries the last state), a tombstone
 changes nothing. resourceVersion is stamped from the record's offset.
 
@@ -22,13 +22,9 @@ from __future__ import annotations
 import builtins
 from collections.abc import Container, Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from services.bus.port import Record
-from topics.envelope import MalformedRecord, decode_event, split_key
-
-Obj = dict[str, Any]
-GroupResource = tuple[str, str]
+from services.runtime.log_fold import GroupResource, MalformedRecord, Obj, Tables, fold, read_change
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +61,7 @@ class ObjectState:
 
     def __init__(self, *, kinds: Container[GroupResource] | None = None) -> None:
         self._kinds = kinds
-        self._objects: dict[GroupResource, dict[tuple[str, str], Obj]] = {}
+        self._objects: Tables = {}
         self.last_offset: int | None = None  # the last record folded in (any key): the state's resourceVersion
         self.last_timestamp_ms: int | None = None
         self.records = 0  # records folded in, tombstones and skipped ones included
@@ -76,28 +72,13 @@ class ObjectState:
         self.records += 1
         self.last_offset = record.offset
         self.last_timestamp_ms = record.timestamp_ms
-        if record.value is None:
-            return  # a tombstone: the DELETED record before it removed the object
         try:
-            group, resource, namespace, name = split_key((record.key or b"").decode())
-        except (MalformedRecord, UnicodeDecodeError) as exc:
-            self.skipped.append(Skipped(record.offset, str(exc)))
-            return
-        kind = (group, resource)
-        if self._kinds is not None and kind not in self._kinds:
-            return
-        try:
-            event = decode_event(record.value)
+            change = read_change(record, kinds=self._kinds)
         except MalformedRecord as exc:
             self.skipped.append(Skipped(record.offset, str(exc)))
             return
-        items = self._objects.setdefault(kind, {})
-        if event.type == "DELETED":
-            items.pop((namespace, name), None)
-            return
-        obj = event.object
-        obj["metadata"]["resourceVersion"] = str(record.offset)
-        items[(namespace, name)] = obj
+        if change is not None:
+            fold(self._objects, change)
 
     def fold(self, records: Iterable[Record], stop: Stop | None = None) -> bool:
         """Apply records until one lies past ``stop``; False once one did (the fold is complete)."""

@@ -22,6 +22,7 @@ from services.api.machinery import status as st
 from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.bus.port import Bus, OutRecord
+from services.runtime import backoff
 from services.runtime.informer import Informer
 from services.runtime.metrics import CLIENT_REQUEST_SECONDS
 from services.runtime.request_channel import RequestChannel
@@ -233,12 +234,14 @@ class Client:
         devices, a controller creating claims — calls it after its informer
         synced and before it starts working.
         """
+        retry = backoff.log_unavailable()
         while True:
             try:
                 await self.drain_earlier_requests()
                 return
             except st.StatusError as err:
                 log.warning("waiting for earlier requests to be decided", extra={"error": str(err)})
+            await retry.pause()
 
     async def wait_visible(self, obj: Obj) -> None:
         """Wait until this client's informer has applied the object's resourceVersion."""

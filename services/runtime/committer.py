@@ -41,7 +41,7 @@ from services.bus.port import (
     Record,
     RecordTooLarge,
 )
-from services.runtime import gc_pause
+from services.runtime import backoff, gc_pause
 from services.runtime.committer_core import CommitterCore, Outcome, rfc3339
 from services.runtime.metrics import COMMIT_BATCH_SIZE, COMMITTED_REQUESTS, MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
@@ -65,7 +65,6 @@ COMMITTER_GROUP = "draplane-committer"
 TRANSACTIONAL_ID = "draplane-committer"
 BIRTH_KEY = object_key("draplane.io", "logs", "", OBJECTS)
 BOOTSTRAP_NAMESPACES = ("default", "kube-system", "kube-public", "kube-node-lease")
-RETRY_PAUSE_S = 1.0  # before joining again after the log failed
 SNAPSHOT_REQUEST_IDS = 10_000  # newest committed request ids a snapshot keeps (retries after a restart)
 
 
@@ -101,14 +100,16 @@ class Committer:
         """Join the group and lead whenever elected; step down when fenced or revoked."""
         if self.snapshot is not None:
             await self.snapshot.open()
+        unavailable = backoff.log_unavailable()  # before joining again after the log failed
         try:
             while not self._stopping:
                 try:
                     member = await self.bus.join_group(COMMITTER_GROUP, REQUESTS, member_id=self.member_id)
                 except BusUnavailable as exc:
                     log.warning("committer cannot reach the log; trying again", extra={"error": str(exc)})
-                    await asyncio.sleep(RETRY_PAUSE_S)
+                    await unavailable.pause()
                     continue
+                unavailable.reset()
                 try:
                     await _wait_either(member.leader, member.lost)
                     if member.leader.is_set() and not member.lost.is_set():
@@ -119,7 +120,7 @@ class Committer:
                     # The next leadership (ours or another's) recovers from the log, which
                     # holds the batch if its commit got through and not if it did not.
                     log.warning("committer lost the log mid-leadership; stepping down", extra={"error": str(exc)})
-                    await asyncio.sleep(RETRY_PAUSE_S)
+                    await unavailable.pause()
                 finally:
                     self.is_leader.clear()
                     with contextlib.suppress(BusUnavailable):

@@ -7,6 +7,8 @@ seen at start has been reached. The resourceVersion of each object is stamped
 here from the record's offset and never trusted from the payload. With a
 snapshot store the informer starts from the stored offset and reads only the
 tail. A malformed record is logged with topic and offset, counted, and skipped.
+A handler or listener that raises is logged with its traceback and counted in
+``draplane_informer_handler_failures_total``; the informer goes on.
 While it catches up (until `synced`) the cyclic garbage collector is paused
 (`services.runtime.gc_pause`).
 
@@ -25,16 +27,16 @@ from collections.abc import Callable, Iterable
 from typing import Any, NamedTuple, Protocol
 
 from services.bus.port import BEGINNING, Bus, BusUnavailable, Record
-from services.runtime import gc_pause
-from services.runtime.metrics import MALFORMED_RECORDS
+from services.runtime import backoff, gc_pause
+from services.runtime.log_fold import MalformedRecord, read_change
+from services.runtime.metrics import INFORMER_HANDLER_FAILURES, INFORMER_READ_FAILURES, MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import OBJECTS
-from topics.envelope import MalformedRecord, decode_event, split_key
+from topics.envelope import split_key
 
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
-RETRY_PAUSE_S = 0.5
 IndexFunc = Callable[[Obj], Iterable[str]]
 
 
@@ -240,17 +242,26 @@ class Informer:
         loop = asyncio.get_running_loop()
         next_save = loop.time() + self._snapshot_interval
         catching_up = None if self.synced.is_set() else gc_pause.pause()
+        unavailable = backoff.log_unavailable()
         try:
             while True:
                 try:
                     records = await consumer.getmany(timeout_ms=200)
-                except BusUnavailable as exc:  # the log comes back; readers wait meanwhile
-                    log.warning("informer cannot read the log; trying again", extra={"error": str(exc)})
+                except Exception as exc:  # the log comes back; readers wait meanwhile
+                    # As client-go's reflector: a read that fails is retried with backoff, never the end
+                    # of the view. BusUnavailable is expected (a broker restart); anything else is a bug
+                    # or a broken file, so it is counted and logged with its traceback.
+                    if isinstance(exc, BusUnavailable):
+                        log.warning("informer cannot read the log; trying again", extra={"error": str(exc)})
+                    else:
+                        INFORMER_READ_FAILURES.labels(informer=self.name).inc()
+                        log.error("informer read failed; trying again", exc_info=exc, extra={"informer": self.name})
                     if catching_up is not None:  # no pause for as long as the log may be away
                         catching_up.resume()
                         catching_up = None
-                    await asyncio.sleep(RETRY_PAUSE_S)
+                    await unavailable.pause()
                     continue
+                unavailable.reset()
                 self.records_read += len(records)
                 apply = self._apply
                 for record in records:
@@ -263,8 +274,12 @@ class Informer:
                     catching_up = None
                 self._release_waiters()
                 if self._snapshot is not None and self._dirty and loop.time() >= next_save:
-                    await self._save_snapshot()
                     next_save = loop.time() + self._snapshot_interval
+                    try:
+                        await self._save_snapshot()
+                    except Exception as exc:  # kept dirty for the next save; the view itself is intact
+                        INFORMER_READ_FAILURES.labels(informer=self.name).inc()
+                        log.error("informer snapshot save failed", exc_info=exc, extra={"informer": self.name})
         finally:
             if catching_up is not None:
                 catching_up.resume()
@@ -277,22 +292,19 @@ class Informer:
                 fut.set_result(None)
 
     def _apply(self, record: Record) -> None:
-        value = record.value
-        if value is None:
-            return  # a tombstone: the DELETED record before it did the work
         try:
-            key = (record.key or b"").decode()
-            group, resource, namespace, name = split_key(key)
-            type_, obj, request_id = decode_event(value)
-        except (MalformedRecord, UnicodeDecodeError) as exc:
+            read = read_change(record)
+        except MalformedRecord as exc:
             MALFORMED_RECORDS.labels(topic=record.topic).inc()
             log.warning(
                 "skipping malformed record",
                 extra={"topic": record.topic, "offset": record.offset, "error": str(exc)},
             )
             return
+        if read is None:
+            return  # a tombstone: the DELETED record before it did the work
+        type_, key, group, resource, namespace, name, obj, request_id = read
         offset = record.offset
-        obj["metadata"]["resourceVersion"] = str(offset)
         kind = (group, resource)
         store = self._stores.get(kind)
         if store is None:
@@ -316,17 +328,30 @@ class Informer:
                         handler.on_add(obj)
                     else:
                         handler.on_update(old, obj)
-                except Exception:
-                    log.exception("informer handler failed", extra={"key": key, "offset": offset})
+                except Exception as exc:
+                    how = "delete" if deleted else "add" if old is None else "update"
+                    self._handler_failed(exc, group=group, resource=resource, handler=how, key=key, offset=offset)
         if self._listeners:
-            change = Change(
-                offset, record.timestamp_ms, type_, group, resource, namespace, name, obj, old, request_id
-            )
+            change = Change(offset, record.timestamp_ms, type_, group, resource, namespace, name, obj, old, request_id)
             for listener in self._listeners:
                 try:
                     listener(change)
-                except Exception:
-                    log.exception("informer listener failed", extra={"key": key})
+                except Exception as exc:
+                    self._handler_failed(
+                        exc, group=group, resource=resource, handler="listener", key=key, offset=offset
+                    )
+
+    def _handler_failed(
+        self, exc: Exception, *, group: str, resource: str, handler: str, key: str, offset: int
+    ) -> None:
+        """Count and log (with the traceback) a handler or listener that raised; the record stays applied."""
+        qualified = f"{resource}.{group}" if group else resource  # kube's GroupResource spelling
+        INFORMER_HANDLER_FAILURES.labels(resource=qualified, handler=handler).inc()
+        log.error(
+            "informer handler failed",
+            exc_info=exc,
+            extra={"informer": self.name, "handler": handler, "key": key, "offset": offset},
+        )
 
     async def _save_snapshot(self) -> None:
         assert self._snapshot is not None

@@ -14,6 +14,19 @@ MALFORMED_RECORDS = Counter(
     ["topic"],
 )
 
+INFORMER_HANDLER_FAILURES = Counter(
+    "draplane_informer_handler_failures_total",
+    "Informer handler calls that raised; the informer logged the traceback and went on with the next record.",
+    ["resource", "handler"],
+)
+
+INFORMER_READ_FAILURES = Counter(
+    "draplane_informer_read_failures_total",
+    "Informer reads of the log or snapshot saves that failed other than by the log being away; "
+    "the informer logged the traceback and tried again with backoff.",
+    ["informer"],
+)
+
 COMMITTED_REQUESTS = Counter(
     "draplane_committer_requests_total",
     "Requests the committer answered, by operation and HTTP code.",

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Callable
 
 from services.bus.port import END, Bus, BusError, BusUnavailable, Consumer, OutRecord, Producer
+from services.runtime import backoff
 from services.runtime.metrics import MALFORMED_RECORDS
 from topics.declarations import REPLIES
 from topics.envelope import MalformedRecord, Reply, decode_reply
@@ -26,7 +27,6 @@ from topics.envelope import MalformedRecord, Reply, decode_reply
 log = logging.getLogger(__name__)
 
 Deliver = Callable[[Reply], None]
-RETRY_PAUSE_S = 0.5
 
 _channels: weakref.WeakKeyDictionary[Bus, RequestChannel] = weakref.WeakKeyDictionary()
 
@@ -111,14 +111,16 @@ class RequestChannel:
             await producer.close()
 
     async def _read(self, consumer: Consumer) -> None:
+        unavailable = backoff.log_unavailable()
         try:
             while True:
                 try:
                     records = await consumer.getmany(timeout_ms=1000)
                 except BusUnavailable as exc:  # the log comes back; clients retry meanwhile
                     log.warning("reading replies failed; trying again", extra={"error": str(exc)})
-                    await asyncio.sleep(RETRY_PAUSE_S)
+                    await unavailable.pause()
                     continue
+                unavailable.reset()
                 for record in records:
                     deliver = self._routes.get(record.key or b"")
                     if deliver is None:

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.scheduler.quantity import milli_value, parse_quantity, value
+from services.kube.quantity import amount_value, milli_value, value
 
 CPU = "cpu"
 MEMORY = "memory"
@@ -31,13 +31,13 @@ ResourceList = dict[str, Any]  # resource name -> quantity (string or number), a
 
 def _add(total: dict[str, Any], extra: Mapping[str, Any]) -> None:
     for name, qty in extra.items():
-        total[name] = parse_quantity(total[name]) + parse_quantity(qty) if name in total else parse_quantity(qty)
+        total[name] = amount_value(total[name]) + amount_value(qty) if name in total else amount_value(qty)
 
 
 def _maximum(total: dict[str, Any], other: Mapping[str, Any]) -> None:
     for name, qty in other.items():
-        candidate = parse_quantity(qty)
-        if name not in total or candidate > parse_quantity(total[name]):
+        candidate = amount_value(qty)
+        if name not in total or candidate > amount_value(total[name]):
             total[name] = candidate
 
 

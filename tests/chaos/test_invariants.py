@@ -9,8 +9,8 @@ import pytest
 
 from ops.chaoskit import invariants as inv
 from ops.chaoskit.invariants import Acknowledged, check_all
-from ops.chaoskit.node_selectors import node_selector_matches
-from ops.chaoskit.records import TOMBSTONE, LogRecord
+from ops.chaoskit.records import MALFORMED, TOMBSTONE, LogRecord, decode
+from services.bus.port import Record
 
 NS = "chaos"
 DRIVER = "gpu.example.com"
@@ -372,40 +372,6 @@ def test_a_pod_recreated_under_the_same_name_may_be_bound_again() -> None:
     assert all("the claim for 'gpu' was not created" in v.message for v in found)
 
 
-NODE = {"metadata": {"name": "node-1", "labels": {"zone": "a", "gpus": "8"}}}
-
-
-@pytest.mark.parametrize(
-    ("selector", "matches"),
-    [
-        (
-            {
-                "nodeSelectorTerms": [
-                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-1"]}]}
-                ]
-            },
-            True,
-        ),
-        (
-            {
-                "nodeSelectorTerms": [
-                    {"matchFields": [{"key": "metadata.name", "operator": "In", "values": ["node-2"]}]}
-                ]
-            },
-            False,
-        ),
-        ({"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "NotIn", "values": ["b"]}]}]}, True),
-        ({"nodeSelectorTerms": [{"matchExpressions": [{"key": "zone", "operator": "DoesNotExist"}]}]}, False),
-        ({"nodeSelectorTerms": [{"matchExpressions": [{"key": "gpus", "operator": "Gt", "values": ["4"]}]}]}, True),
-        ({"nodeSelectorTerms": [{}, {"matchExpressions": [{"key": "zone", "operator": "Exists"}]}]}, True),
-        ({"nodeSelectorTerms": [{}]}, False),
-        ({"nodeSelectorTerms": []}, False),
-    ],
-)
-def test_node_selector_matching(selector: Obj, matches: bool) -> None:
-    assert node_selector_matches(selector, NODE) is matches
-
-
 def test_a_view_that_matches_the_log_at_its_resource_version() -> None:
     records = clean_history()
     at = 7  # the pod Running, the claim allocated and reserved
@@ -431,3 +397,26 @@ def test_a_view_that_lost_or_kept_an_object_or_is_behind() -> None:
     )
     assert [v.invariant for v in found] == [inv.VIEWS_AGREE]
     assert "which the log does not have" in found[0].message
+
+
+def test_a_malformed_record_is_a_violation_with_its_topic_and_offset() -> None:
+    # Decoded from a raw record as the run reads it: the decoding error travels with the record.
+    raw = Record(topic="objects", partition=0, offset=13, timestamp_ms=0, key=CLAIM_KEY.encode(), value=b"{not json")
+    bad = decode(raw)
+    assert (bad.type, bad.offset) == (MALFORMED, 13) and bad.error
+    found = check_all([*clean_history(), bad])
+    assert [(v.invariant, v.offsets) for v in found] == [(inv.RECORDS_WELL_FORMED, (13,))]
+    assert "topic objects at offset 13" in found[0].message and bad.error in found[0].message
+
+
+def test_a_list_that_failed_is_a_violation_not_a_skipped_check() -> None:
+    records = clean_history()
+    pods = [r.object for r in records if r.offset == 7]
+    lists = [
+        inv.Listed("apiserver-1", "", "pods", resource_version=7, items=pods),
+        inv.Listed("apiserver-2", "", "pods", error="GET /api/v1/pods: 10 attempts, the last answered 503"),
+    ]
+    found = inv.check_views(records, lists)
+    assert [v.invariant for v in found] == [inv.VIEWS_AGREE]
+    assert found[0].message.startswith("apiserver-2 did not list pods") and "503" in found[0].message
+    assert inv.check_views(records, lists[:1]) == []

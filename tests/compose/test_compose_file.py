@@ -79,7 +79,7 @@ def test_the_dockerfile_installs_the_project_with_draplane_as_entrypoint() -> No
     # Only what the image copies goes into the build context (BuildKit's <Dockerfile>.dockerignore).
     ignore = (REPO / "ops" / "Dockerfile.dockerignore").read_text().split()
     assert ignore[:1] == ["*"] or "*" in ignore
-    for kept in ("!pyproject.toml", "!README.md", "!services/", "!topics/"):
+    for kept in ("!pyproject.toml", "!requirements.lock", "!README.md", "!services/", "!topics/"):
         assert kept in ignore
     for copied in re.findall(r"^COPY (?!--from)(.+) \S+$", text, re.MULTILINE):
         for source in copied.split():

@@ -11,7 +11,7 @@ import asyncio
 import gc
 import os
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +21,8 @@ from ops.compose.localize import LocalService, Plan, Settings, plan, with_prefix
 from ops.compose.model import ComposeError, ComposeFile, Healthcheck, duration, parse
 from ops.compose.order import levels, start_order, stop_waves
 from ops.compose.supervisor import StackError, Supervisor
+from tests.support.eventually import eventually
+from tests.support.processes import alive
 
 BROKER = "127.0.0.1:40000"
 
@@ -301,24 +303,9 @@ def supervisor(*services: LocalService) -> tuple[Supervisor, list[str]]:
     return Supervisor(stack, report=events.append), events
 
 
-SERVE = "import signal, sys, time, pathlib; pathlib.Path({flag!r}).touch(); signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); time.sleep(600)"
+# The flag is touched once the SIGTERM handler is in place (a SIGTERM before it would end the child with -15).
+SERVE = "import signal, sys, time, pathlib; signal.signal(signal.SIGTERM, lambda *_: sys.exit(0)); pathlib.Path({flag!r}).touch(); time.sleep(600)"
 FLAG_EXISTS = "import pathlib, sys; sys.exit(0 if pathlib.Path({flag!r}).exists() else 1)"
-
-
-async def eventually(condition: Callable[[], bool], timeout: float = 30) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not condition():
-        assert loop.time() < deadline, "condition not met in time"
-        await asyncio.sleep(0.05)
-
-
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
 
 
 async def test_conditions_order_the_start_and_down_stops_dependents_first(tmp_path: Path) -> None:

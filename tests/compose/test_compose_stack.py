@@ -29,7 +29,9 @@ from typing import Any
 
 import pytest
 
+from tests.support.eventually import eventually
 from tests.support.kubectl import Kubectl
+from tests.support.processes import alive
 
 pytestmark = [pytest.mark.kafka, pytest.mark.e2e]
 
@@ -95,14 +97,6 @@ def processes_mentioning(text: str) -> list[int]:
     return found
 
 
-def alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
-
-
 async def stop(runner: Runner) -> int:
     if runner.process.returncode is None:
         runner.process.send_signal(signal.SIGINT)  # Ctrl-C
@@ -160,15 +154,6 @@ async def slices_by_node(kubectl: Kubectl) -> dict[str, int]:
     return found
 
 
-async def eventually_slices(kubectl: Kubectl, timeout: float = 60) -> dict[str, int]:
-    deadline = time.monotonic() + timeout
-    while True:
-        found = await slices_by_node(kubectl)
-        if set(found) >= set(NODES) or time.monotonic() > deadline:
-            return found
-        await asyncio.sleep(0.5)
-
-
 async def test_gpu_test1_on_the_compose_stack_run_as_local_processes(compose_stack: Runner) -> None:
     runner = compose_stack
     timings: dict[str, float] = {}
@@ -202,7 +187,13 @@ async def test_gpu_test1_on_the_compose_stack_run_as_local_processes(compose_sta
     await kubectl("wait", "--for=condition=Ready", *(f"node/{n}" for n in NODES), "--timeout=60s", timeout=90)
     nodes = json.loads((await kubectl("get", "nodes", "-o", "json")).out)["items"]
     assert sorted(n["metadata"]["name"] for n in nodes) == list(NODES)
-    devices = await eventually_slices(kubectl)
+    devices = await eventually(
+        lambda: slices_by_node(kubectl),
+        until=lambda found: set(found) >= set(NODES),
+        timeout=60,
+        interval=0.5,
+        what="a ResourceSlice of every node",
+    )
     assert devices == dict.fromkeys(NODES, 8), "each driver publishes its node's 8 simulated GPUs"
     timings["3 nodes Ready with ResourceSlices"] = time.monotonic() - began
 

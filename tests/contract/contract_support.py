@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from services.bus import Bus, Consumer, Record
+from tests.support.eventually import eventually
 
 OpenBus = Callable[..., Awaitable[Bus]]
 
@@ -96,24 +97,12 @@ class BusProcess:
                 await self.proc.wait()
 
 
-async def eventually(
-    probe: Any, predicate: Any, what: str, *, timeout_s: float = 15.0, interval_s: float = 0.02
-) -> Any:
-    """Poll ``await probe()`` until ``predicate(value)``; for what a broker settles shortly
-    after a call returns (e.g. transaction markers moving the last stable offset)."""
-    stop = time.monotonic() + timeout_s
-    while True:
-        value = await probe()
-        if predicate(value):
-            return value
-        if time.monotonic() > stop:
-            pytest.fail(f"timed out after {timeout_s}s waiting for {what} (last value {value!r})")
-        await asyncio.sleep(interval_s)
-
-
 async def end_after(bus: Any, topic: str, offset: int, partition: int = 0) -> int:
     """The topic's end offset once it has passed ``offset`` (a commit has settled)."""
     end: int = await eventually(
-        lambda: bus.end_offset(topic, partition), lambda e: e > offset, f"{topic} to pass {offset}"
+        lambda: bus.end_offset(topic, partition),
+        until=lambda e: e > offset,
+        what=f"{topic} to pass {offset}",
+        interval=0.02,
     )
     return end

@@ -12,10 +12,11 @@ import asyncio
 import time
 
 import pytest
-from contract_support import end_after, eventually, read_all
+from contract_support import end_after, read_all
 
 from services.bus import Bus, OutRecord, ProducerFenced, TopicSpec
 from services.bus.embedded import EmbeddedBus
+from tests.support.eventually import eventually
 
 LAG_MS = 1000
 COMPACTED = TopicSpec(
@@ -69,10 +70,10 @@ async def test_superseded_records_older_than_the_lag_disappear(bus: Bus) -> None
 
     survivors = await eventually(
         lambda: view(bus, "objects"),
-        lambda records: (old[0], b"a", b"a1") not in records,
-        "the cleaner to remove superseded records",
-        timeout_s=30,
-        interval_s=0.2,
+        until=lambda records: (old[0], b"a", b"a1") not in records,
+        what="the cleaner to remove superseded records",
+        timeout=30,
+        interval=0.2,
     )
     assert survivors == [
         (old[1], b"a", b"a2"),  # superseded only by a3, which is newer than the lag

@@ -10,13 +10,13 @@ from contract_support import (
     BusProcess,
     OpenBus,
     end_after,
-    eventually,
     read_all,
     values,
     wait_for,
 )
 
 from services.bus import Bus, OutRecord, ProducerFenced, TopicSpec
+from tests.support.eventually import eventually
 
 GROUP = "committers"
 
@@ -41,7 +41,7 @@ async def test_leadership_stays_put_and_moves_when_the_leader_leaves(group_bus: 
 
     second = await bus.join_group(GROUP, "requests", member_id="a-newcomer")
     # The group settles with the leader keeping partition 0 and the newcomer taking the other.
-    await eventually(lambda: _partitions(second), lambda p: p == {1}, "the newcomer's share")
+    await eventually(lambda: _partitions(second), until=lambda p: p == {1}, what="the newcomer's share", interval=0.02)
     assert first.leader.is_set() and not first.lost.is_set()
     assert not second.leader.is_set()
     assert await second.consumer.getmany(timeout_ms=50) == []
@@ -49,7 +49,7 @@ async def test_leadership_stays_put_and_moves_when_the_leader_leaves(group_bus: 
     await first.close()
     assert first.lost.is_set() and not first.leader.is_set()
     await wait_for(second.leader, "the second member to take over")
-    await eventually(second.committed, lambda offset: offset == 2, "the committed offset")
+    await eventually(second.committed, until=lambda offset: offset == 2, what="the committed offset", interval=0.02)
     assert second.consumer.position() == 2
     assert values(await read_all(second.consumer, sent[-1] + 1)) == [b"2", b"3"]
 

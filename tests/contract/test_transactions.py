@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import pytest
-from contract_support import end_after, eventually, read_all, values
+from contract_support import end_after, read_all, values
 
 from services.bus import Bus, BusError, OutRecord, ProducerFenced, TopicSpec
+from tests.support.eventually import eventually
 
 
 @pytest.fixture
@@ -67,7 +68,7 @@ async def test_group_offsets_commit_with_the_transaction(txn_bus: Bus) -> None:
     async with producer.transaction() as txn:
         await txn.send([OutRecord("out", b"k", b"done")])
         await txn.send_offsets("workers", {("in", 0): 2})
-    await eventually(member.committed, lambda offset: offset == 2, "the committed offset")
+    await eventually(member.committed, until=lambda offset: offset == 2, what="the committed offset", interval=0.02)
 
 
 async def test_a_new_producer_fences_the_old_one(txn_bus: Bus) -> None:

@@ -97,16 +97,19 @@ async def test_get_watch_sees_a_later_update(stack: Stack) -> None:
     ns = await fresh_namespace(stack)
     k = stack.kubectl
     await k("apply", "-f", "-", stdin=pod_manifest(ns))
+    await k("label", "pod", "web", "-n", ns, "stage=one")
     proc = await k.spawn("get", "pod", "web", "-n", ns, "-w", "-o", 'jsonpath={.metadata.labels.stage}{"\\n"}')
     try:
-        await asyncio.sleep(1.0)  # let the watch start; the label change must arrive through it
-        await k("label", "pod", "web", "-n", ns, "stage=two")
         assert proc.stdout is not None
-        seen = ""
+        # kubectl prints the pod as it lists it, then watches from that list's resourceVersion:
+        # once "one" is printed, a later change can only arrive through the watch.
         async with asyncio.timeout(30):
-            while "two" not in seen:
-                seen += (await proc.stdout.readline()).decode()
-        assert "two" in seen
+            first = (await proc.stdout.readline()).decode().strip()
+        assert first == "one"
+        await k("label", "pod", "web", "-n", ns, "stage=two", "--overwrite")
+        async with asyncio.timeout(30):
+            second = (await proc.stdout.readline()).decode().strip()
+        assert second == "two"
     finally:
         proc.kill()
         await proc.wait()
@@ -205,3 +208,15 @@ spec:
     result = await stack.kubectl("create", "-f", "-", stdin=bad, ok=False)
     assert result.code != 0
     assert 'The ResourceClaim "bad" is invalid: spec.devices.requests[0].deviceClassName: Required value' in result.err
+
+
+async def test_explain_prints_kubernetes_descriptions(stack: Stack) -> None:
+    # The descriptions are Kubernetes 1.31's own (the kubernetes-validate schemas); they were empty before.
+    spec = (await stack.kubectl("explain", "resourceclaim.spec")).out
+    assert "Spec describes what is being requested and how to configure it." in spec
+    assert "Devices defines how to request devices." in spec
+    requests = (await stack.kubectl("explain", "resourceclaim.spec.devices.requests")).out
+    assert "Requests represent individual requests for distinct devices" in requests
+    assert "deviceClassName" in requests and "DeviceClassName references a specific DeviceClass" in requests
+    pod = (await stack.kubectl("explain", "pods.spec.containers.ports")).out
+    assert "List of ports to expose from the container." in pod

@@ -276,9 +276,9 @@ _ATTRIBUTE_VALUE = st.one_of(
     st.builds(resource_v1alpha3.DeviceAttribute, bool_value=st.booleans()),
     st.builds(
         resource_v1alpha3.DeviceAttribute,
-        string_value=st.text(max_size=64).filter(lambda s: len(s.encode()) <= 64),
+        string=st.text(max_size=64).filter(lambda s: len(s.encode()) <= 64),
     ),
-    st.builds(resource_v1alpha3.DeviceAttribute, version_value=SEMVER),
+    st.builds(resource_v1alpha3.DeviceAttribute, version=SEMVER),
 )
 BASIC_DEVICE = st.builds(
     resource_v1alpha3.BasicDevice,

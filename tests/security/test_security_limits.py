@@ -13,7 +13,6 @@ The secured server runs with ``max_body_bytes`` = `MAX_BODY_BYTES` and
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 from collections.abc import AsyncIterator
 from typing import Any
@@ -32,6 +31,7 @@ from tests.security.apiservers import (
     assert_status,
     call,
 )
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -100,14 +100,16 @@ async def _eventually_opens(session: aiohttp.ClientSession, path: str) -> aiohtt
     Nothing announces that the server has noticed a closed connection, so this
     polls, with a deadline, instead of sleeping a fixed time.
     """
-    deadline = asyncio.get_running_loop().time() + 10
-    while True:
+
+    async def opened() -> aiohttp.ClientResponse | None:
         resp = await _open(session, path)
-        if resp.status == 200 or asyncio.get_running_loop().time() > deadline:
+        if resp.status == 200:
             return resp
         assert resp.status == 429
         resp.release()
-        await asyncio.sleep(0.05)
+        return None
+
+    return await eventually(opened, timeout=10, interval=0.05, what=f"a free watch slot for {path}")
 
 
 async def test_watches_per_user_are_limited_and_a_closed_watch_frees_its_slot(secured: RunningApiserver) -> None:

@@ -28,13 +28,13 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.api.machinery.patch import gojson
 from services.api.types.base import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode
+from services.kube.quantity import FORMAT_WRONG, quantity_error
 
 MAX_STRICT_ERRORS = 100
 
-QUANTITY_FORMAT_ERROR = "quantities must match the regular expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
-QUANTITY_SUFFIX_ERROR = "unable to parse quantity's suffix"
 
 RFC3339_LAYOUT = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
@@ -158,16 +158,8 @@ def to_plain(value: Any) -> Any:
 
 
 def json_kind(value: Any) -> str:
-    """How Go's decoder names a JSON value in an UnmarshalTypeError."""
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int | float):
-        return "number"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, list | tuple) and not isinstance(value, Pairs):
-        return "array"
-    return "object"
+    """How Go's decoder names a JSON value in an UnmarshalTypeError (a `Pairs` is an object)."""
+    return "object" if isinstance(value, Pairs) else gojson.json_kind(value)
 
 
 def number_literal(value: int | float) -> str:
@@ -267,7 +259,7 @@ class _Walker:
         if kind == "quantity":
             text = number_literal(v) if isinstance(v, int | float) and not isinstance(v, bool) else v
             if not isinstance(text, str):
-                raise _Abort(QUANTITY_FORMAT_ERROR)
+                raise _Abort(FORMAT_WRONG)
             problem = quantity_error(text)
             if problem:
                 raise _Abort(problem)
@@ -324,44 +316,6 @@ def zero_value(node: Node) -> Any:
             node.kind, "0" if node.kind == "quantity" else None
         )
     return None
-
-
-# --------------------------------------------------------------------------
-# resource.Quantity
-
-_QUANTITY_SUFFIXES = frozenset(["", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei", "n", "u", "m", "k", "M", "G", "T", "P", "E"])
-_EXPONENT = re.compile(r"[eE][+-]?[0-9]+\Z")
-
-
-def quantity_error(text: str) -> str | None:
-    """The error resource.ParseQuantity returns for ``text`` (after trimming), or None."""
-    s = text.strip()
-    if not s:
-        return QUANTITY_FORMAT_ERROR
-    end, pos = len(s), 0
-    if s[0] in "+-":
-        pos = 1
-
-    def digits(i: int) -> int:
-        while i < end and "0" <= s[i] <= "9":
-            i += 1
-        return i
-
-    pos = digits(pos)
-    if pos < end and s[pos] == ".":
-        pos = digits(pos + 1)
-    start = pos
-    while pos < end and s[pos] in "eEinumkKMGTP":
-        pos += 1
-    if pos < end and s[pos] in "+-":
-        pos += 1
-    pos = digits(pos)
-    if pos < end:
-        return QUANTITY_FORMAT_ERROR
-    suffix = s[start:]
-    if suffix in _QUANTITY_SUFFIXES or _EXPONENT.match(suffix):
-        return None
-    return QUANTITY_SUFFIX_ERROR
 
 
 # --------------------------------------------------------------------------

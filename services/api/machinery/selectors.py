@@ -13,12 +13,13 @@ The module is pure: the REST layer turns a parsed selector pair into an
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
+from services.kube.labels import GT_LT_NOT_AN_INTEGER, Requirement, gt_lt_bound
+from services.kube.names import is_qualified_name, is_valid_label_value
 
 
 class SelectorError(ValueError):
@@ -45,30 +46,6 @@ _SPECIAL = frozenset("=!(),><")
 _WHITESPACE = frozenset(" \t\r\n")
 _BINARY_OPERATORS = "in, notin, =, ==, !=, gt, lt"
 
-_NAME_FMT = "[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?"
-_NAME_RE = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
-_VALUE_RE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_DNS1123_SUBDOMAIN_RE = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-
-_QUALIFIED_NAME_MSG = (
-    "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and "
-    "end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex "
-    "used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')"
-)
-_LABEL_VALUE_MSG = (
-    "a valid label must be an empty string or consist of alphanumeric characters, '-', '_' or "
-    "'.', and must start and end with an alphanumeric character (e.g. 'MyValue',  or "
-    "'my_value',  or '12345', regex used for validation is "
-    "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
-)
-_SUBDOMAIN_MSG = (
-    "prefix part a lowercase RFC 1123 subdomain must consist of lower case alphanumeric "
-    "characters, '-' or '.', and must start and end with an alphanumeric character (e.g. "
-    "'example.com', regex used for validation is "
-    "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
-)
-
-
 def _quote(value: str) -> str:
     """Go's ``%q`` for the ASCII strings selectors carry."""
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
@@ -76,75 +53,6 @@ def _quote(value: str) -> str:
 
 def _go_string_slice(values: list[str]) -> str:
     return "[]string{" + ", ".join(_quote(v) for v in values) + "}"
-
-
-def label_key_errors(key: str) -> list[str]:
-    """``validation.IsQualifiedName``: the messages for an invalid label key."""
-    errs: list[str] = []
-    parts = key.split("/")
-    if len(parts) == 1:
-        name = parts[0]
-    elif len(parts) == 2:
-        prefix, name = parts
-        if not prefix:
-            errs.append("prefix part must be non-empty")
-        else:
-            if len(prefix) > 253:
-                errs.append("prefix part must be no more than 253 characters")
-            if not _DNS1123_SUBDOMAIN_RE.match(prefix):
-                errs.append(_SUBDOMAIN_MSG)
-    else:
-        return [
-            "a qualified name must consist of alphanumeric characters, '-', '_' or '.', and must "
-            "start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or "
-            "'123-abc', regex used for validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]') "
-            "with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"
-        ]
-    if not name:
-        errs.append("name part must be non-empty")
-    elif len(name) > 63:
-        errs.append("name part must be no more than 63 characters")
-    if name and not _NAME_RE.match(name):
-        errs.append(_QUALIFIED_NAME_MSG)
-    return errs
-
-
-def label_value_errors(value: str) -> list[str]:
-    errs: list[str] = []
-    if len(value) > 63:
-        errs.append("must be no more than 63 characters")
-    if not _VALUE_RE.match(value):
-        errs.append(_LABEL_VALUE_MSG)
-    return errs
-
-
-@dataclass(frozen=True, slots=True)
-class Requirement:
-    """One term of a label selector; ``op`` is Kubernetes' selection.Operator spelling."""
-
-    key: str
-    op: str  # in, notin, =, ==, !=, exists, !, gt, lt
-    values: tuple[str, ...] = ()
-
-    def matches(self, labels: Mapping[str, str]) -> bool:
-        op = self.op
-        if op in ("in", "=", "=="):
-            return self.key in labels and labels[self.key] in self.values
-        if op in ("notin", "!="):
-            return self.key not in labels or labels[self.key] not in self.values
-        if op == "exists":
-            return self.key in labels
-        if op == "!":
-            return self.key not in labels
-        if op in ("gt", "lt"):
-            if self.key not in labels:
-                return False
-            try:
-                have, want = int(labels[self.key]), int(self.values[0])
-            except ValueError:
-                return False
-            return have > want if op == "gt" else have < want
-        return False
 
 
 @dataclass(frozen=True, slots=True)
@@ -262,7 +170,7 @@ class _Parser:
         if tok != _IDENT:
             raise SelectorError(f"found '{lit}', expected: identifier")
         key = lit
-        key_errs = label_key_errors(key)
+        key_errs = is_qualified_name(key)
         if key_errs:
             raise SelectorError(f"<nil>: Invalid value: {_quote(key)}: {'; '.join(key_errs)}")
         if op == "!":
@@ -334,21 +242,17 @@ class _Parser:
 
 def _new_requirement(key: str, op: str, values: list[str]) -> Requirement:
     errs: list[str] = []
+    bound = 0
     if op in ("gt", "lt"):
-        for i, v in enumerate(values):
-            try:
-                int(v)
-            except ValueError:
-                errs.append(
-                    f"values[{i}]: Invalid value: {_quote(v)}: for 'Gt', 'Lt' operators, the value must be an integer"
-                )
+        bound, refused = gt_lt_bound(values)
+        errs.extend(f"values[{i}]: Invalid value: {_quote(v)}: {GT_LT_NOT_AN_INTEGER}" for i, v in refused)
     for i, v in enumerate(values):
-        verrs = label_value_errors(v)
+        verrs = is_valid_label_value(v)
         if verrs:
             errs.append(f"values[{i}][{key}]: Invalid value: {_quote(v)}: {'; '.join(verrs)}")
     if errs:
         raise SelectorError(errs[0] if len(errs) == 1 else "[" + ", ".join(errs) + "]")
-    return Requirement(key, op, tuple(values))
+    return Requirement(key, op, frozenset(values), bound)
 
 
 def parse_label_selector(text: str) -> LabelSelector:

@@ -10,21 +10,49 @@ chosen over pydantic after measuring both (docs/decisions/models.md).
 - `meta` — ObjectMeta, ListMeta, LabelSelector, Status, DeleteOptions;
 - `core_v1` — Namespace, Node, Pod, Binding, Event;
 - `resource_v1alpha3` — DeviceClass, ResourceClaim, ResourceClaimTemplate,
-  ResourceSlice, PodSchedulingContext.
+  ResourceSlice, PodSchedulingContext;
+- `resource_v1`, `resource_v1beta2`, `resource_v1beta1` — Kubernetes 1.37's
+  shapes of the group, generated but not served yet (`ALL_MODELS`).
 
-A new API version adds a module (``resource_v1beta1``) and rows in `MODELS`;
-`services.api.machinery.conversion` converts it to the storage version.
+The model modules are generated from Kubernetes' own schemas
+(`services.api.types.schemas`) by ``python -m ops.gen_models --write``.
+
+A new API version adds a module to the generator (`ops.gen_models.MODULES`) and,
+once served, rows in `MODELS`; `services.api.machinery.conversion` converts it
+to the storage version.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from services.api.types import core_v1, meta, resource_v1alpha3
+from services.api.types import (
+    core_v1,
+    meta,
+    resource_v1,
+    resource_v1alpha3,
+    resource_v1beta1,
+    resource_v1beta2,
+)
 from services.api.types.base import K8sStruct
 
-__all__ = ["GO_PACKAGES", "MODELS", "K8sStruct", "core_v1", "meta", "model_for", "resource_v1alpha3"]
+__all__ = [
+    "ALL_MODELS",
+    "GO_PACKAGES",
+    "MODELS",
+    "K8sStruct",
+    "core_v1",
+    "definition_of",
+    "meta",
+    "model_for",
+    "release_of",
+    "resource_v1",
+    "resource_v1alpha3",
+    "resource_v1beta1",
+    "resource_v1beta2",
+]
 
 # (group, version, kind) → model of that kind in that version.
 MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
@@ -46,12 +74,36 @@ MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
     }
 )
 
-# Python module → the Go package name of its types, for Go-worded errors.
+# Every generated model of a kind, served or not. resource.k8s.io v1, v1beta2 and
+# v1beta1 (Kubernetes 1.37's shapes) are generated but not served yet: serving
+# them needs conversion, registry rows and discovery, and moves them into MODELS.
+ALL_MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
+    {
+        **MODELS,
+        **{
+            ("resource.k8s.io", module.DEFINITION_PREFIX.rsplit(".", 2)[1], kind): getattr(module, kind)
+            for module, kinds in (
+                (
+                    resource_v1,
+                    ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule"),
+                ),
+                (
+                    resource_v1beta2,
+                    ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule"),
+                ),
+                (resource_v1beta1, ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")),
+            )
+            for kind in kinds
+        },
+    }
+)
+
+# Python module → the Go package name of its types, for Go-worded errors
+# (io.k8s.api.resource.v1alpha3. → v1alpha3).
 GO_PACKAGES: Mapping[str, str] = MappingProxyType(
     {
-        meta.__name__: "v1",
-        core_v1.__name__: "v1",
-        resource_v1alpha3.__name__: "v1alpha3",
+        module.__name__: module.DEFINITION_PREFIX.rsplit(".", 2)[1]
+        for module in (meta, core_v1, resource_v1alpha3, resource_v1, resource_v1beta2, resource_v1beta1)
     }
 )
 
@@ -59,3 +111,15 @@ GO_PACKAGES: Mapping[str, str] = MappingProxyType(
 def model_for(group: str, version: str, kind: str) -> type[K8sStruct] | None:
     """The model of ``kind`` in ``group/version``, or None when draplane has none."""
     return MODELS.get((group, version, kind))
+
+
+def definition_of(cls: type) -> str | None:
+    """The name of a model's definition in Kubernetes' schemas (``io.k8s.api.core.v1.Pod``), or None."""
+    prefix = getattr(sys.modules.get(cls.__module__), "DEFINITION_PREFIX", None)
+    return prefix + cls.__name__ if isinstance(prefix, str) else None
+
+
+def release_of(cls: type) -> str | None:
+    """The Kubernetes release whose schemas a model was generated from (``"1.31"``), or None."""
+    release = getattr(sys.modules.get(cls.__module__), "K8S_RELEASE", None)
+    return release if isinstance(release, str) else None

@@ -27,6 +27,8 @@ from typing import Annotated, Any
 
 import msgspec
 
+from services.kube.quantity import WIRE_PATTERN
+
 __all__ = [
     "INT32_MAX",
     "INT32_MIN",
@@ -51,11 +53,8 @@ INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
 INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 UINT64_MAX = 2**64 - 1
 
-# What k8s.io/apimachinery/pkg/api/resource.ParseQuantity accepts (after it
-# trims surrounding space): sign, digits, an optional fraction and one of the
-# known suffixes (binary SI, decimal SI or a decimal exponent). Note that, as
-# in Go, a bare sign, "." or a bare suffix ("Ki") parse as zero.
-QUANTITY_PATTERN = r"^\s*(?=\S)[+-]?[0-9]*(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?\s*\Z"
+# What Quantity.UnmarshalJSON accepts (services.kube.quantity holds the rule).
+QUANTITY_PATTERN = WIRE_PATTERN
 
 # time.RFC3339 and metav1.MicroTime's RFC3339Micro layout as Go's time.Parse
 # reads them: the hour may have one digit, an offset may be up to 24:60, the

@@ -18,11 +18,11 @@ from typing import Any
 
 from services.kube.cel import library
 from services.kube.cel.environment import checker_env, runtime_env
-from services.kube.cel.quantity import QuantityError, parse_quantity
 from services.kube.cel.rewrite import rewrite_serialized
 from services.kube.cel.semver import SemverError
 from services.kube.cel.semver import parse as parse_semver
 from services.kube.cel.typenames import cel_go_name, split_type_list
+from services.kube.quantity import QuantityError, parse_quantity
 
 _STATUS_PREFIX = re.compile(r"^[A-Z_]+: ")
 # ``device`` is an object in Kubernetes: an unknown field is cel-go's
@@ -53,7 +53,7 @@ def strip_status(message: str) -> str:
 
 def _fold_quantity(text: str) -> str | None:
     try:
-        return library.encode_quantity(parse_quantity(text))
+        return library.encode_quantity(parse_quantity(text).value)
     except QuantityError:
         return None  # keep the call: it reports the error at evaluation, as Kubernetes does
 

@@ -26,8 +26,8 @@ from typing import Any
 
 from cel_expr_python import cel
 
+from services.kube import quantity as q
 from services.kube.cel import library
-from services.kube.cel import quantity as q
 from services.kube.cel import semver as sv
 from services.kube.cel.compiler import CompiledSelector, strip_status
 from services.kube.cel.environment import runtime_env
@@ -71,9 +71,8 @@ def _capacity_value(value: Any) -> str:
     # v1alpha3 (1.31) stores a bare quantity; later versions wrap it in {value: ...}.
     if isinstance(value, Mapping):
         value = value.get("value")
-    if isinstance(value, bool) or value is None:
-        raise q.QuantityError(q.FORMAT_WRONG)
-    return library.encode_quantity(q.parse_quantity(str(value)))
+    # The slice's quantity was decoded from JSON (Quantity.UnmarshalJSON), not given to ParseQuantity.
+    return library.encode_quantity(q.parse_wire_quantity(value).value)
 
 
 def device_view(

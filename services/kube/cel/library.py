@@ -23,7 +23,7 @@ from fractions import Fraction
 from functools import lru_cache
 from typing import Any
 
-from services.kube.cel import quantity as q
+from services.kube import quantity as q
 from services.kube.cel import semver as sv
 
 QUANTITY_TAG = "\ue000q:"
@@ -78,7 +78,7 @@ def _semver_arg(value: Any) -> sv.Version:
 
 def _quantity(text: str) -> str:
     try:
-        return encode_quantity(q.parse_quantity(text))
+        return encode_quantity(q.parse_quantity(text).value)
     except q.QuantityError as err:
         raise CelFunctionError(str(err)) from None
 
@@ -103,7 +103,7 @@ def _as_integer(value: str) -> int:
 
 
 def _as_approximate_float(value: str) -> float:
-    return q.to_approximate_float(_quantity_arg(value))
+    return float(_quantity_arg(value))
 
 
 def _add(value: str, other: str | int) -> str:

@@ -4,6 +4,7 @@ Pure logic on wire-form objects; the DynamicResources scheduler plugin calls
 `Allocator.allocate` once per candidate node.
 """
 
+from services.kube.node_selectors import NodeSelector, NodeSelectorError
 from services.kube.structured.allocator import (
     ALLOCATION_RESULTS_MAX_SIZE,
     AllocationError,
@@ -11,7 +12,6 @@ from services.kube.structured.allocator import (
     Features,
     claim_ref,
 )
-from services.kube.structured.nodeselector import NodeSelector, NodeSelectorError
 from services.kube.structured.pools import DeviceID, Pool, PoolError, SliceIndex, gather_pools
 from services.kube.structured.selectors import DeviceEntry, DeviceKey, SelectorCache, device_key
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.kube.structured.nodeselector import NodeSelector, NodeSelectorError
+from services.kube.node_selectors import NodeSelector, NodeSelectorError
 
 DeviceID = tuple[str, str, str]
 """(driver, pool, device): a device's identity in allocation results."""

@@ -15,7 +15,7 @@ import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from services.kube.structured.nodeselector import merge_requirements, node_name_selector
+from services.kube.node_selectors import merge_requirements, node_name_selector
 
 
 class ResultError(ValueError):

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from services.scheduler.dra.resourceclaim import allocation, claim_key
+from services.kube.resourceclaim import allocation, claim_key
 
 DeviceID = tuple[str, str, str]
 

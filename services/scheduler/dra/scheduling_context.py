@@ -14,9 +14,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from services.kube.resourceclaim import is_controlled_by
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, APIClient, Lister
-from services.scheduler.dra.resourceclaim import is_controlled_by
 
+POD_SCHEDULING_NODE_LIST_MAX_SIZE = 128
+"""``PodSchedulingNodeListMaxSize``: the most potential nodes a PodSchedulingContext lists."""
 
 class SchedulingContextError(Exception):
     pass

@@ -30,15 +30,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.api.machinery.status import StatusError
-from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
-from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
-from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
-from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
-from services.scheduler.dra.assume_cache import ClaimAssumeCache
-from services.scheduler.dra.node_usage import NodeUsage
-from services.scheduler.dra.resourceclaim import (
+from services.kube.node_selectors import NodeSelector, NodeSelectorError
+from services.kube.resourceclaim import (
     FINALIZER,
-    POD_SCHEDULING_NODE_LIST_MAX_SIZE,
     ClaimLookupError,
     allocation,
     can_be_reserved,
@@ -47,7 +41,19 @@ from services.scheduler.dra.resourceclaim import (
     claim_name,
     is_reserved_for_pod,
 )
-from services.scheduler.dra.scheduling_context import PodSchedulingState, SchedulingContextError, status_for_claim
+from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.runtime import backoff
+from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
+from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
+from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
+from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.node_usage import NodeUsage
+from services.scheduler.dra.scheduling_context import (
+    POD_SCHEDULING_NODE_LIST_MAX_SIZE,
+    PodSchedulingState,
+    SchedulingContextError,
+    status_for_claim,
+)
 from services.scheduler.equivalence_cache import UNCACHEABLE
 from services.scheduler.framework import (
     ClusterEventWithHint,
@@ -60,7 +66,6 @@ from services.scheduler.framework import (
     StateNotFoundError,
 )
 from services.scheduler.node_info import NodeInfo
-from services.scheduler.node_selectors import NodeSelector, SelectorParseError
 from services.scheduler.plugins import names
 from services.scheduler.plugins._objects import expect_kind, meta, spec, status, uid
 from services.scheduler.status import Code, Status, as_status, new_status
@@ -84,9 +89,6 @@ MSG_WAITING_FOR_DRIVER_INFO = "waiting for resource driver to provide informatio
 MSG_WAITING_FOR_DRIVER = "waiting for resource driver"
 
 _NODE_ACTIONS = ActionType.ADD | ActionType.UPDATE_NODE_LABEL | ActionType.UPDATE_NODE_TAINT
-
-# client-go's retry.DefaultRetry: 5 steps, 10 ms apart.
-DEFAULT_CONFLICT_RETRY_DELAYS: tuple[float, ...] = (0.01, 0.01, 0.01, 0.01)
 
 
 def unschedulable(reason: str) -> Status:
@@ -143,13 +145,15 @@ class DynamicResources:
         control_plane_controller: bool = False,
         features: Features | None = None,
         selector_cache: SelectorCache | None = None,
-        conflict_retry_delays: Sequence[float] = DEFAULT_CONFLICT_RETRY_DELAYS,
+        conflict_retry_delays: Sequence[float] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         remember: bool = True,
     ) -> None:
         """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
 
         ``remember=False`` runs the allocator for every node and pod (no allocation memo, no equivalence key).
+        ``conflict_retry_delays`` fixes the pauses between conflict retries (tests); by default each
+        retry loop draws them from client-go's ``retry.DefaultRetry`` (`backoff.retry_on_conflict`).
         """
         self.remember = remember
         self.enabled = enabled
@@ -161,7 +165,7 @@ class DynamicResources:
         self.scheduling_contexts = scheduling_contexts if control_plane_controller else None
         self.features = features or Features()
         self.selector_cache = selector_cache or SelectorCache()
-        self._retry_delays = tuple(conflict_retry_delays)
+        self._retry_delays = None if conflict_retry_delays is None else tuple(conflict_retry_delays)
         self._sleep = sleep
         self._slice_index: SliceIndex | None = None
         self._slice_index_version: int | None = None
@@ -449,7 +453,7 @@ class DynamicResources:
                 if alloc.get("nodeSelector") is not None:
                     try:
                         info.available_on_nodes = {"": NodeSelector.parse(alloc["nodeSelector"])}
-                    except SelectorParseError as err:
+                    except NodeSelectorError as err:
                         return None, as_status(err)
                 continue
             structured = not claim_spec.get("controller")
@@ -473,7 +477,7 @@ class DynamicResources:
                 if suitable is not None and not structured:
                     try:
                         selector = NodeSelector.parse(suitable)
-                    except SelectorParseError as err:
+                    except NodeSelectorError as err:
                         return None, as_status(err)
                     if info.available_on_nodes is None:
                         info.available_on_nodes = {}
@@ -806,11 +810,19 @@ class DynamicResources:
                 except StatusError:
                     log.exception("unreserve %s", claim_key(claim))  # retried when the pod is scheduled again
 
+    def _conflict_delays(self) -> tuple[float, ...]:
+        """The pauses between the attempts of one conflict retry loop (one fewer than the attempts)."""
+        if self._retry_delays is not None:
+            return self._retry_delays
+        retry = backoff.retry_on_conflict()
+        return tuple(retry.step() for _ in range((retry.steps or 1) - 1))
+
     async def _remove_reservation(self, claim: Mapping[str, Any], pod: Pod) -> None:
         current: Mapping[str, Any] = claim
-        for attempt in range(len(self._retry_delays) + 1):
+        delays = self._conflict_delays()
+        for attempt in range(len(delays) + 1):
             if attempt:
-                await self._sleep(self._retry_delays[attempt - 1])
+                await self._sleep(delays[attempt - 1])
                 current = await self.client.get(
                     RESOURCE_CLAIMS, str(meta(claim).get("name", "")), namespace=str(meta(claim).get("namespace", ""))
                 )
@@ -824,7 +836,7 @@ class DynamicResources:
                 await self.client.update_status(RESOURCE_CLAIMS, updated)
                 return
             except StatusError as err:
-                if not is_conflict(err) or attempt == len(self._retry_delays):
+                if not is_conflict(err) or attempt == len(delays):
                     raise
 
     # -------------------------------------------------------------- PreBind
@@ -865,10 +877,11 @@ class DynamicResources:
         namespace = str(meta(claim).get("namespace", ""))
         name = str(meta(claim).get("name", ""))
         succeeded = False
+        delays = self._conflict_delays()
         try:
-            for attempt in range(len(self._retry_delays) + 1):
+            for attempt in range(len(delays) + 1):
                 if attempt:
-                    await self._sleep(self._retry_delays[attempt - 1])
+                    await self._sleep(delays[attempt - 1])
                     try:
                         claim = await self.client.get(RESOURCE_CLAIMS, name, namespace=namespace)
                     except StatusError as err:
@@ -876,7 +889,7 @@ class DynamicResources:
                 try:
                     claim = await self._try_bind_claim(claim, alloc, pod, ref)
                 except BindClaimError as err:
-                    if err.conflict and attempt < len(self._retry_delays):
+                    if err.conflict and attempt < len(delays):
                         continue
                     raise
                 succeeded = True

@@ -12,6 +12,12 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from services.kube.node_selectors import (
+    OBJECT_NAME_FIELD,
+    NodeSelector,
+    PreferredSchedulingTerms,
+    RequiredNodeAffinity,
+)
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.framework import (
     MAX_NODE_SCORE,
@@ -26,12 +32,6 @@ from services.scheduler.framework import (
     default_normalize_score,
 )
 from services.scheduler.node_info import NodeInfo
-from services.scheduler.node_selectors import (
-    OBJECT_NAME_FIELD,
-    NodeSelector,
-    PreferredSchedulingTerms,
-    RequiredNodeAffinity,
-)
 from services.scheduler.plugins import names
 from services.scheduler.plugins._objects import expect_kind, spec
 from services.scheduler.status import Code, Status, as_status, new_status

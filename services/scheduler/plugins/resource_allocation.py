@@ -12,9 +12,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from services.kube.quantity import milli_value, value
 from services.scheduler.framework import MAX_NODE_SCORE, Pod
 from services.scheduler.node_info import NodeInfo
-from services.scheduler.quantity import milli_value, value
 from services.scheduler.resources import CPU, EPHEMERAL_STORAGE, MEMORY, NON_ZERO_DEFAULTS, PODS, pod_requests
 
 

@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from services.api.machinery import status as st
 from services.controllers.garbage_collector import GarbageCollector
@@ -26,7 +25,6 @@ from services.testing.harness import LogHarness
 
 RG = "resource.k8s.io"
 NS = "default"
-T = TypeVar("T")
 
 ALLOCATION: dict[str, Any] = {
     "devices": {"results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "node-1", "device": "gpu-0"}]},
@@ -132,18 +130,6 @@ async def allocate(
     if reserved_for:
         status["reservedFor"] = [dict(r) for r in reserved_for]
     return await admin.update_status(RG, "resourceclaims", {**current, "status": status})
-
-
-async def eventually(probe: Callable[[], T | None], *, timeout: float = 15.0, what: str = "condition") -> T:
-    """Poll ``probe`` (reads informer state) until it returns something truthy; log round trips need a deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 def claims_of(admin: Client, p: dict[str, Any]) -> list[dict[str, Any]]:

@@ -11,16 +11,16 @@ from claim_fixtures import (
     FaultyWriter,
     claim_controller,
     claims_of,
-    eventually,
     from_template,
     pod,
     recorded_names,
     template,
 )
 
-from services.controllers.claim_names import POD_CLAIM_NAME_ANNOTATION
+from services.kube.resourceclaim import POD_CLAIM_NAME_ANNOTATION
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 ATTEMPTS = "resourceclaim_controller_create_attempts_total"
 FAILURES = "resourceclaim_controller_create_failures_total"

@@ -10,16 +10,16 @@ from claim_fixtures import (
     claim_controller,
     claims_of,
     consumer,
-    eventually,
     from_template,
     pod,
     recorded_names,
     template,
 )
 
-from services.controllers.claim_names import POD_CLAIM_NAME_ANNOTATION
+from services.kube.resourceclaim import POD_CLAIM_NAME_ANNOTATION
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 ATTEMPTS = "resourceclaim_controller_create_attempts_total"
 

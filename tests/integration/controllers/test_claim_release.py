@@ -14,7 +14,6 @@ from claim_fixtures import (
     claim,
     claim_controller,
     consumer,
-    eventually,
     from_template,
     pod,
     recorded_names,
@@ -22,10 +21,38 @@ from claim_fixtures import (
 )
 
 from services.runtime.client import Client
+from services.runtime.workqueue import WorkQueue
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 PROTECTION = "resource.kubernetes.io/delete-protection"
 HOLD = "example.com/hold"
+
+
+class RecordingQueue(WorkQueue[str]):
+    """The controller's work queue, telling when it is idle: nothing queued, no key being synced."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._in_flight: set[str] = set()
+        self._changed = asyncio.Event()
+
+    async def get(self) -> str:
+        key = await super().get()
+        self._in_flight.add(key)
+        return key
+
+    def done(self, item: str) -> None:
+        self._in_flight.discard(item)
+        super().done(item)
+        self._changed.set()
+
+    async def wait_idle(self, timeout: float = 15.0) -> None:
+        """Wait until every key queued so far has been synced (and nothing was queued again)."""
+        async with asyncio.timeout(timeout):
+            while len(self) or self._in_flight:
+                self._changed.clear()
+                await self._changed.wait()
 
 
 def current(admin: Client, name: str) -> dict[str, Any] | None:
@@ -167,7 +194,8 @@ async def test_a_finished_pod_does_not_get_its_deleted_generated_claim_back(log:
     pod object exists."""
     await admin.create(RG, "resourceclaimtemplates", template())
     p = await admin.create("", "pods", pod("job", from_template("gpu"), node="node-1"))
-    async with claim_controller(log) as running:
+    queue = RecordingQueue()
+    async with claim_controller(log, queue=queue) as running:
         name = (await eventually(lambda: recorded_names(admin, "job"), what="claim recorded"))["gpu"]
         assert name is not None
         await allocate(admin, {"metadata": {"name": name}}, reserved_for=[consumer(p)])
@@ -180,7 +208,13 @@ async def test_a_finished_pod_does_not_get_its_deleted_generated_claim_back(log:
         latest = admin.get("", "pods", NS, "job")
         assert latest is not None
         labels = {**latest["metadata"].get("labels", {}), "touched": "yes"}
-        await admin.update("", "pods", {**latest, "metadata": {**latest["metadata"], "labels": labels}})
-        await asyncio.sleep(1.0)  # time for the controller to handle the update, were it to act on it
-        assert admin.list(RG, "resourceclaims", NS) == []
+        touched = await admin.update("", "pods", {**latest, "metadata": {**latest["metadata"], "labels": labels}})
+        # The controller's informer has applied the update (its handlers queued whatever the update
+        # calls for), and the queue has run dry since: whatever the update made the controller do is done.
+        await running.controller.informer.wait_for(int(touched["metadata"]["resourceVersion"]), timeout=15)
+        await queue.wait_idle()
         assert running.sample("resourceclaim_controller_create_attempts_total") == attempts
+        end = await log.bus.end_offset("objects")
+        assert admin.informer is not None
+        await admin.informer.wait_for(end - 1, timeout=15)  # every write the sync made, seen
+        assert admin.list(RG, "resourceclaims", NS) == []

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from claim_fixtures import NS, RG, claims_of, eventually, from_template, pod, recorded_names, template
+from claim_fixtures import NS, RG, claims_of, from_template, pod, recorded_names, template
 
 from services.api.admission.authorization import CONTROLLER_MANAGER
 from services.api.admission.chain import AdmissionChain, Attributes, View
@@ -16,6 +16,7 @@ from services.apiserver.admission_chain import build_admission
 from services.bus.port import BEGINNING
 from services.controllers.manager import ControllerManager
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 from topics.declarations import EVENTS
 from topics.envelope import decode_event
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from claim_fixtures import NS, RG, claim, claim_controller, eventually, from_template, garbage_collector, pod, template
+from claim_fixtures import NS, RG, claim, claim_controller, from_template, garbage_collector, pod, template
 
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 HOLD = "example.com/hold"
 

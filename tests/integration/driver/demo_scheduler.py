@@ -18,8 +18,8 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from services.api.machinery import status as st
-from services.controllers.claim_names import ClaimNameError, claim_name
 from services.driver.classic import allocated_device_ids, pod_consumer
+from services.kube.resourceclaim import ClaimNameError, claim_name
 from services.kube.structured import Allocator
 from services.runtime.client import Client
 from services.runtime.informer import Obj

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
 from collections.abc import AsyncIterator, Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from services.driver.service import DriverOptions, DriverService
 from services.nodeagent.agent import NodeAgent
@@ -25,7 +24,6 @@ from services.testing.harness import LogHarness
 RG = "resource.k8s.io"
 NS = "default"
 DRIVER = "gpu.example.com"
-T = TypeVar("T")
 
 DEVICE_CLASS: dict[str, Any] = {
     "apiVersion": "resource.k8s.io/v1alpha3",
@@ -33,18 +31,6 @@ DEVICE_CLASS: dict[str, Any] = {
     "metadata": {"name": DRIVER},
     "spec": {"selectors": [{"cel": {"expression": f"device.driver == '{DRIVER}'"}}]},
 }
-
-
-async def eventually(probe: Callable[[], T | None], *, timeout: float = 15.0, what: str = "condition") -> T:
-    """Poll ``probe`` (reads informer state) until it returns something truthy; log round trips need a deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)
 
 
 @contextlib.asynccontextmanager

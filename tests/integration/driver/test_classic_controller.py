@@ -14,7 +14,6 @@ from driver_fixtures import (
     RG,
     by_name,
     claim,
-    eventually,
     pod,
     running_driver,
 )
@@ -25,6 +24,7 @@ from services.driver.service import DriverService
 from services.kube.feature_gates import FeatureGates
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 FINALIZER = f"{DRIVER}/deletion-protection"
 

@@ -15,12 +15,13 @@ from typing import Any
 import pytest
 import yaml
 from demo_scheduler import demo_scheduler
-from driver_fixtures import RG, eventually, running, running_agent, running_driver
+from driver_fixtures import RG, running, running_agent, running_driver
 
 from services.api.types import registry
 from services.controllers.manager import ControllerManager
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 

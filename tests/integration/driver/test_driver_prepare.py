@@ -17,7 +17,6 @@ from driver_fixtures import (
     claim,
     consumer,
     driver,
-    eventually,
     pod,
     running,
     running_driver,
@@ -28,6 +27,7 @@ from services.kubeletplugin.api import ClaimRef, socket_path
 from services.kubeletplugin.unix_socket import PluginClient, registered_drivers
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 
 async def allocated_claim(admin: Client, name: str = "gpu-claim", *, devices: list[str] | None = None) -> ClaimRef:

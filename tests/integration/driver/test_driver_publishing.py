@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from driver_fixtures import DRIVER, RG, eventually, running_driver
+from driver_fixtures import DRIVER, RG, running_driver
 
 from services.api.admission.authorization import node_user
 from services.api.machinery import status as st
@@ -14,6 +14,7 @@ from services.driver.inventory import default_inventory
 from services.driver.slices import desired_slices
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 
 
 def slices_of(client: Client, node: str) -> list[dict[str, Any]]:

@@ -20,7 +20,6 @@ from driver_fixtures import (
     cdi_files,
     claim,
     consumer,
-    eventually,
     pod,
     reserve,
     running_agent,
@@ -33,6 +32,7 @@ from services.nodeagent.pod_status import RUN_SECONDS_ANNOTATION, pod_ip
 from services.runtime.client import Client
 from services.runtime.informer import Informer
 from services.testing.harness import LogHarness
+from tests.support.eventually import eventually
 from topics.declarations import EVENTS
 
 T0 = datetime(2024, 8, 14, 12, 0, 0, tzinfo=UTC)

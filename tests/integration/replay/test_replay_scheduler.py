@@ -35,11 +35,11 @@ from tests.integration.scheduler.scheduler_scenario import (
     RG,
     claim,
     device_class,
-    eventually,
     node,
     pod,
     running_stack,
 )
+from tests.support.eventually import eventually
 
 REPO = Path(__file__).resolve().parents[3]
 CLAIM_PODS = {"early", "racer-a", "racer-b"}

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import logging
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
+from prometheus_client import REGISTRY
 from runtime_support import claim, entries, read_topic
 
 from services.bus import Bus
@@ -141,3 +144,107 @@ async def same_view(informer: Informer, bus: Bus) -> bool:
         return {key: store.get(*key) for key in store.keys()}  # type: ignore[misc]
 
     return view(informer) == view(fresh) and fresh.records_read > informer.records_read
+
+
+@dataclass
+class Failing:
+    """A handler that raises on every add (after writing the name down)."""
+
+    tried: list[str] = field(default_factory=list)
+
+    def on_add(self, obj: Obj) -> None:
+        self.tried.append(obj["metadata"]["name"])
+        raise RuntimeError(f"handler broke on {obj['metadata']['name']}")
+
+    def on_update(self, old: Obj, new: Obj) -> None: ...
+
+    def on_delete(self, obj: Obj) -> None: ...
+
+
+def handler_failures(handler: str) -> float:
+    value = REGISTRY.get_sample_value(
+        "draplane_informer_handler_failures_total", {"resource": f"{RESOURCE}.{GROUP}", "handler": handler}
+    )
+    return value or 0.0
+
+
+async def test_a_handler_that_raises_is_counted_and_logged_and_the_informer_goes_on(
+    log: LogHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    watched = Informer(log.bus, name="watched")
+    failing, recorder = Failing(), Recorder()
+    watched.add_handler(GROUP, RESOURCE, failing)
+    watched.add_handler(GROUP, RESOURCE, recorder)
+    await watched.start()
+    await watched.wait_synced(timeout=30)
+    before = handler_failures("add")
+    try:
+        client = await log.client()
+        with caplog.at_level(logging.ERROR, logger="services.runtime.informer"):
+            first = await client.create(GROUP, RESOURCE, claim("first"))
+            second = await client.create(GROUP, RESOURCE, claim("second"))
+            await watched.wait_for(_rv(second), timeout=30)
+    finally:
+        await watched.stop()
+
+    # Both records were applied: the store has them, the handler after the failing one saw them,
+    # and the failing handler was called again for the second after raising on the first.
+    assert [o["metadata"]["name"] for o in watched.store(GROUP, RESOURCE).list()] == ["first", "second"]
+    assert [(e, n, rv) for e, n, rv, _ in recorder.seen] == [
+        ("ADD", "first", _rv(first)),
+        ("ADD", "second", _rv(second)),
+    ]
+    assert failing.tried == ["first", "second"]
+    assert handler_failures("add") - before == 2
+    failed = [r for r in caplog.records if r.getMessage() == "informer handler failed"]
+    assert len(failed) == 2
+    assert all(r.exc_info and isinstance(r.exc_info[1], RuntimeError) for r in failed)
+    assert "handler broke on first" in caplog.text and "Traceback" in caplog.text
+
+
+class BrokenOnce:
+    """A bus whose consumers raise a non-log error on their first read (a bug, a broken file), then read on."""
+
+    def __init__(self, bus: Bus) -> None:
+        self._bus = bus
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._bus, name)
+
+    async def consumer(self, *args: Any, **kwargs: Any) -> Any:
+        inner = await self._bus.consumer(*args, **kwargs)
+        broken = True
+
+        class Consumer:
+            def __getattr__(self, name: str) -> Any:
+                return getattr(inner, name)
+
+            async def getmany(self, **kw: Any) -> Any:
+                nonlocal broken
+                if broken:
+                    broken = False
+                    raise RuntimeError("disk I/O error")
+                return await inner.getmany(**kw)
+
+        return Consumer()
+
+
+async def test_a_read_that_fails_is_counted_logged_and_retried_not_the_end_of_the_view(
+    log: LogHarness, caplog: pytest.LogCaptureFixture
+) -> None:
+    watched = Informer(BrokenOnce(log.bus), name="broken-once")  # type: ignore[arg-type]
+    before = REGISTRY.get_sample_value("draplane_informer_read_failures_total", {"informer": "broken-once"}) or 0.0
+    client = await log.client()
+    with caplog.at_level(logging.ERROR, logger="services.runtime.informer"):
+        await watched.start()
+        try:
+            created = await client.create(GROUP, RESOURCE, claim("after-the-failure"))
+            await watched.wait_for(_rv(created), timeout=30)
+            names = [o["metadata"]["name"] for o in watched.store(GROUP, RESOURCE).list()]
+        finally:
+            await watched.stop()
+    assert names == ["after-the-failure"]
+    after = REGISTRY.get_sample_value("draplane_informer_read_failures_total", {"informer": "broken-once"})
+    assert after == before + 1
+    failed = [r for r in caplog.records if r.getMessage() == "informer read failed; trying again"]
+    assert len(failed) == 1 and failed[0].exc_info and "disk I/O error" in str(failed[0].exc_info[1])

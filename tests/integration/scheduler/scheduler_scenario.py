@@ -12,10 +12,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import time
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any
 
 from services.apiserver.admission_chain import build_admission
 from services.bus.port import BEGINNING
@@ -31,7 +30,6 @@ RG = "resource.k8s.io"
 NS = "default"
 DRIVER = "gpu.example.com"
 CLASS = "gpu.example.com"
-T = TypeVar("T")
 
 
 # -- objects ------------------------------------------------------------------------------
@@ -226,15 +224,3 @@ async def running_stack(
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-
-
-async def eventually(probe: Callable[[], T | None], *, timeout: float = 30.0, what: str = "condition") -> T:
-    """Poll ``probe`` (informer state) until it returns something truthy; log round trips need a deadline."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = probe()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        await asyncio.sleep(0.01)

@@ -7,10 +7,11 @@ schedule the pod, and says why in kube's exact words.
 
 from __future__ import annotations
 
-from scheduler_scenario import RG, claim, device_class, eventually, pod, running_stack
+from scheduler_scenario import RG, claim, device_class, pod, running_stack
 
 from services.scheduler.queue import UNSCHEDULABLE_PODS
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 CLASSIC_MESSAGE = (
     "0/1 nodes are available: resourceclaim depends on disabled DRAControlPlaneController feature. "

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import asyncio
 
-from scheduler_scenario import NS, RG, claim, device_class, eventually, pod, running_stack
+from scheduler_scenario import NS, RG, claim, device_class, pod, running_stack
 
 from services.scheduler import rejections
 from services.scheduler.queue import UNSCHEDULABLE_PODS
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 
 async def test_two_pods_race_for_the_last_device(bus_url: BusUrl) -> None:

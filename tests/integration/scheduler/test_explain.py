@@ -8,9 +8,10 @@ import sys
 from pathlib import Path
 
 import orjson
-from scheduler_scenario import RG, claim, device_class, eventually, pod, running_stack
+from scheduler_scenario import RG, claim, device_class, pod, running_stack
 
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 REPO = Path(__file__).resolve().parents[3]
 

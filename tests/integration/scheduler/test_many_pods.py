@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections import Counter
 
-from scheduler_scenario import NS, RG, claim, device_class, eventually, node, pod, resource_slice, running_stack
+from scheduler_scenario import NS, RG, claim, device_class, node, pod, resource_slice, running_stack
 
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 NODES = 100
 DEVICES_PER_NODE = 10

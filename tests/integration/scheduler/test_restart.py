@@ -12,10 +12,11 @@ import asyncio
 import contextlib
 from collections import Counter
 
-from scheduler_scenario import NS, RG, claim, device_class, eventually, node, pod, resource_slice, running_stack
+from scheduler_scenario import NS, RG, claim, device_class, node, pod, resource_slice, running_stack
 
 from services.scheduler.service import SchedulerService
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 NODES = 4
 DEVICES = 5

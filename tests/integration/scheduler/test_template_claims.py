@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from scheduler_scenario import CLASS, NS, RG, device_class, eventually, pod, running_stack
+from scheduler_scenario import CLASS, NS, RG, device_class, pod, running_stack
 
 from services.scheduler.queue import GATED
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 
 async def test_pod_is_never_attempted_before_its_claim_exists_and_binds_on_attempt_one(bus_url: BusUrl) -> None:

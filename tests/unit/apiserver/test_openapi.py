@@ -53,8 +53,10 @@ async def test_schemas_carry_gvk_and_patch_markers(client: Any) -> None:
     ports = schemas["io.k8s.api.core.v1.Container"]["properties"]["ports"]
     assert ports["x-kubernetes-list-map-keys"] == ["containerPort", "protocol"]
     meta = schemas["io.k8s.apimachinery.pkg.apis.meta.v1.ObjectMeta"]["properties"]
-    assert meta["creationTimestamp"] == {"$ref": "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"}
-    assert meta["generation"] == {"type": "integer", "format": "int64"}
+    time_ref = "#/components/schemas/io.k8s.apimachinery.pkg.apis.meta.v1.Time"
+    assert meta["creationTimestamp"]["allOf"] == [{"$ref": time_ref}]  # Kubernetes' v3 spelling
+    assert meta["creationTimestamp"]["description"].startswith("CreationTimestamp is a timestamp")
+    assert {k: meta["generation"][k] for k in ("type", "format")} == {"type": "integer", "format": "int64"}
     # every $ref resolves inside the document
     text = str(doc)
     for name in schemas:

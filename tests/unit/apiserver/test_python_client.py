@@ -11,7 +11,7 @@ import shutil
 import ssl
 import subprocess
 import threading
-import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,7 +43,8 @@ def _api(port: int, scheme: str = "http", token: str | None = None, ca: str | No
     return ApiClient(cfg)
 
 
-def _core_flow(port: int) -> list[str]:
+def _core_flow(port: int, watching: Callable[[], None]) -> list[str]:
+    """The client's calls in order; ``watching()`` blocks until the server's watch has started."""
     api = _api(port)
     v1: Any = k8s.CoreV1Api(api)
     seen: list[str] = []
@@ -52,7 +53,7 @@ def _core_flow(port: int) -> list[str]:
     seen.append(",".join(p.metadata.name for p in pods.items))
 
     def later() -> None:
-        time.sleep(0.3)
+        watching()  # the change must arrive through the watch, not the list before it
         v1.patch_namespaced_pod("p1", "ns", {"metadata": {"labels": {"c": "d"}}})
 
     threading.Thread(target=later).start()
@@ -86,8 +87,13 @@ def _core_flow(port: int) -> list[str]:
     return seen
 
 
-async def test_core_and_dynamic_clients(client: Any) -> None:
-    seen = await asyncio.to_thread(_core_flow, client.server.port)
+async def test_core_and_dynamic_clients(client: Any, backend: Any) -> None:
+    loop = asyncio.get_running_loop()
+
+    def watching() -> None:
+        asyncio.run_coroutine_threadsafe(backend.wait_for_watches(1, timeout=10), loop).result()
+
+    seen = await asyncio.to_thread(_core_flow, client.server.port, watching)
     assert seen == ["p1", "MODIFIED d", "c1", "1", "NotFoundError"]
 
 

@@ -90,7 +90,7 @@ async def test_too_old_resource_version_is_an_error_event(client: Any, backend: 
 async def test_bookmarks_only_when_asked(client: Any, backend: Any) -> None:
     seed(backend, "a")
     resp = await client.get(PODS + f"?watch=1&resourceVersion={backend.rv}&allowWatchBookmarks=true")
-    await asyncio.sleep(0.05)
+    await backend.wait_for_watches(1)  # the backend's watch has started: the bookmark reaches it
     backend.send_bookmark()
     ev = await next_event(resp)
     assert ev == {
@@ -99,9 +99,9 @@ async def test_bookmarks_only_when_asked(client: Any, backend: Any) -> None:
     }
     resp.close()
     resp = await client.get(PODS + f"?watch=1&resourceVersion={backend.rv}")
-    await asyncio.sleep(0.05)
+    await backend.wait_for_watches(2)
     backend.send_bookmark()
-    seed(backend, "b")
+    seed(backend, "b")  # a later event: had the bookmark been passed on, it would come first
     ev = await next_event(resp)
     assert ev["type"] == "ADDED"  # the bookmark was not passed on
     resp.close()
@@ -157,10 +157,7 @@ async def test_watch_limit_per_user(make_client: Any, backend: Any) -> None:
     assert r.headers["Retry-After"] == "1"
     assert (await r.json())["reason"] == "TooManyRequests"
     resp.close()
-    for _ in range(50):  # the server notices the closed stream and frees the slot
-        await asyncio.sleep(0.02)
-        if backend.open_watches == 0:
-            break
+    await backend.wait_for_open_watches(0)  # the server noticed the closed stream and freed the slot
     r = await client.get(PODS + "?watch=1&timeoutSeconds=1")
     assert r.status == 200
     r.close()

@@ -1,67 +1,14 @@
-"""The quantity and semver libraries: parsing as Kubernetes does, and their CEL functions."""
+"""The quantity and semver libraries: semver parsing as Kubernetes does, and their CEL functions.
+
+Quantity parsing itself is tested in tests/unit/kube/test_quantity.py.
+"""
 
 from __future__ import annotations
-
-from fractions import Fraction
 
 import pytest
 
 from services.kube.cel import CelRuntimeError, compile, device_view, evaluate
-from services.kube.cel import quantity as q
 from services.kube.cel import semver as sv
-
-
-@pytest.mark.parametrize(
-    ("text", "value"),
-    [
-        ("0", Fraction(0)),
-        ("1", Fraction(1)),
-        ("1Ki", Fraction(1024)),
-        ("80Gi", Fraction(80 * 2**30)),
-        ("1.5Gi", Fraction(3 * 2**29)),
-        ("100m", Fraction(1, 10)),
-        ("1k", Fraction(1000)),
-        ("1M", Fraction(10**6)),
-        ("2E", Fraction(2 * 10**18)),
-        ("1e3", Fraction(1000)),
-        ("1E-3", Fraction(1, 1000)),
-        ("-5", Fraction(-5)),
-        ("+5", Fraction(5)),
-        (".5", Fraction(1, 2)),
-        ("1.", Fraction(1)),
-        ("007", Fraction(7)),
-        ("1n", Fraction(1, 10**9)),
-        # Rounded up (away from zero) to nano precision.
-        ("0.1n", Fraction(1, 10**9)),
-        ("-0.1n", Fraction(-1, 10**9)),
-        ("1.0000000001", Fraction(1000000001, 10**9)),
-        # Binary SI is capped at MaxInt64.
-        ("16Ei", Fraction(2**63 - 1)),
-    ],
-)
-def test_parse_quantity(text: str, value: Fraction) -> None:
-    assert q.parse_quantity(text) == value
-
-
-@pytest.mark.parametrize(
-    ("text", "message"),
-    [
-        ("", q.FORMAT_WRONG),
-        ("abc", q.FORMAT_WRONG),
-        ("1Gb", q.FORMAT_WRONG),
-        ("1 Gi", q.FORMAT_WRONG),
-        ("10Mo", q.FORMAT_WRONG),
-        ("1X", q.FORMAT_WRONG),
-        ("1KiB", q.FORMAT_WRONG),
-        ("1ki", q.SUFFIX),
-        ("1e", q.SUFFIX),
-        ("1Gm", q.SUFFIX),
-    ],
-)
-def test_parse_quantity_errors(text: str, message: str) -> None:
-    with pytest.raises(q.QuantityError) as err:
-        q.parse_quantity(text)
-    assert str(err.value) == message
 
 
 @pytest.mark.parametrize(

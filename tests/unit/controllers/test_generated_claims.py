@@ -7,7 +7,6 @@ from typing import Any
 
 import pytest
 
-from services.controllers.claim_names import POD_CLAIM_NAME_ANNOTATION
 from services.controllers.gates import gate_enabled
 from services.controllers.generated_claims import (
     ADMIN_ACCESS_DISABLED,
@@ -17,6 +16,7 @@ from services.controllers.generated_claims import (
     needs_admin_access,
     new_claim_for_pod,
 )
+from services.kube.resourceclaim import POD_CLAIM_NAME_ANNOTATION
 
 POD: dict[str, Any] = {
     "metadata": {"name": "web-0", "namespace": "ns", "uid": "pod-uid"},

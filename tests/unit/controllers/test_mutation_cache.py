@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.controllers.claim_names import claim_pod_owner_uids
 from services.controllers.mutation_cache import MutationCache
+from services.kube.resourceclaim import claim_pod_owner_uids
 from services.runtime.informer import Store
 
 INDEX = "owner"

@@ -163,11 +163,3 @@ def test_finalizer_and_status_helpers() -> None:
     status = classic.allocated_status(claim, {"controller": DRIVER}, classic.pod_consumer(pod))
     assert status["reservedFor"] == [{"uid": "x"}, {"resource": "pods", "name": "p", "uid": "pu"}]
     assert classic.deallocated_status({"status": {"allocation": {}, "deallocationRequested": True}}) == {}
-
-
-def test_is_controlled_by() -> None:
-    pod = {"metadata": {"uid": "p1"}}
-    ctx = {"metadata": {"ownerReferences": [{"uid": "p1", "controller": True}]}}
-    assert classic.is_controlled_by(ctx, pod)
-    assert not classic.is_controlled_by(ctx, {"metadata": {"uid": "p2"}})
-    assert not classic.is_controlled_by({"metadata": {}}, pod)

@@ -6,10 +6,10 @@ from typing import Any
 
 import pytest
 
+from services.kube.resourceclaim import known_claim_names
 from services.nodeagent.pod_claims import (
     PodClaimsError,
     allocated_resources_status,
-    claim_names_of_pod,
     claims_of_pod,
     drivers_of,
 )
@@ -57,7 +57,7 @@ def test_reserved_claims_by_name_and_from_templates() -> None:
     )
     uses = claims_of_pod(p, lookup(claim("single-gpu"), claim("pod0-gpu-x7k2p", owner="pod-uid")))
     assert [(u.pod_claim_name, u.name) for u in uses] == [("shared", "single-gpu"), ("gpu", "pod0-gpu-x7k2p")]
-    assert claim_names_of_pod(p) == ["single-gpu", "pod0-gpu-x7k2p"]
+    assert known_claim_names(p) == ["single-gpu", "pod0-gpu-x7k2p"]
 
 
 def test_a_template_claim_that_needs_no_claim_is_skipped() -> None:

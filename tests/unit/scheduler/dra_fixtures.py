@@ -7,9 +7,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.kube.resourceclaim import FINALIZER
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
-from services.scheduler.dra.resourceclaim import FINALIZER
 from services.scheduler.dra.stores import ObjectStore
 from services.scheduler.framework import CycleState
 from services.scheduler.node_info import NodeInfo

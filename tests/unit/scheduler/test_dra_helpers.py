@@ -1,4 +1,4 @@
-"""Claim name lookup, the claim assume cache and PodSchedulingContext publishing."""
+"""The claim assume cache and PodSchedulingContext publishing (claim lookup: tests/unit/kube)."""
 
 from __future__ import annotations
 
@@ -9,71 +9,19 @@ import pytest
 
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS
 from services.scheduler.dra.assume_cache import ClaimAssumeCache, allocated_device_ids
-from services.scheduler.dra.resourceclaim import (
-    ClaimLookupError,
-    ClaimNotCreatedError,
-    can_be_reserved,
-    check_is_for_pod,
-    claim_name,
-    is_reserved_for_pod,
-)
 from services.scheduler.dra.scheduling_context import PodSchedulingState, SchedulingContextError
 from services.scheduler.dra.stores import ObjectStore
 
-from .builders import make_pod
 from .dra_fixtures import (
     ALLOCATED_CLAIM,
     DRIVER,
     NODE_NAME,
     PENDING_CLAIM,
     POD_WITH_CLAIM_NAME,
-    POD_WITH_CLAIM_TEMPLATE,
-    POD_WITH_CLAIM_TEMPLATE_IN_STATUS,
-    reserved,
     scheduling_context,
     with_allocation,
 )
 from .fake_client import FakeClient
-
-
-@pytest.mark.parametrize(
-    ("pod", "pod_claim", "want"),
-    [
-        pytest.param(POD_WITH_CLAIM_NAME, {"name": "my-resource", "resourceClaimName": "c"}, ("c", False), id="direct"),
-        pytest.param(
-            POD_WITH_CLAIM_TEMPLATE_IN_STATUS,
-            {"name": "my-resource", "resourceClaimTemplateName": "t"},
-            ("my-pod-my-resource", True),
-            id="template-generated",
-        ),
-        pytest.param(
-            make_pod("p", resource_claim_statuses=[{"name": "x"}]),
-            {"name": "x", "resourceClaimTemplateName": "t"},
-            (None, True),
-            id="template-no-claim-needed",
-        ),
-    ],
-)
-def test_claim_name(pod: Any, pod_claim: Any, want: Any) -> None:
-    assert claim_name(pod, pod_claim) == want
-
-
-def test_claim_name_errors() -> None:
-    with pytest.raises(ClaimNotCreatedError, match=r'^pod "default/my-pod": ResourceClaim not created yet$'):
-        claim_name(POD_WITH_CLAIM_TEMPLATE, {"name": "my-resource", "resourceClaimTemplateName": "t"})
-    with pytest.raises(ClaimLookupError, match=r'spec.resourceClaim "x": none of the supported fields are set'):
-        claim_name(POD_WITH_CLAIM_NAME, {"name": "x"})
-
-
-def test_ownership_and_reservation() -> None:
-    check_is_for_pod(POD_WITH_CLAIM_NAME, PENDING_CLAIM)
-    stranger = make_pod("my-pod", uid="other")
-    with pytest.raises(ClaimLookupError, match="pod is not owner"):
-        check_is_for_pod(stranger, PENDING_CLAIM)
-    claim = reserved(ALLOCATED_CLAIM, ("my-pod", "1234"))
-    assert is_reserved_for_pod(POD_WITH_CLAIM_NAME, claim) and not is_reserved_for_pod(stranger, claim)
-    assert can_be_reserved(reserved(ALLOCATED_CLAIM, *((f"p{i}", f"u{i}") for i in range(31))))
-    assert not can_be_reserved(reserved(ALLOCATED_CLAIM, *((f"p{i}", f"u{i}") for i in range(32))))
 
 
 def versioned(claim: dict[str, Any], rv: str) -> dict[str, Any]:

@@ -6,8 +6,8 @@ import copy
 
 import pytest
 
+from services.kube.resourceclaim import FINALIZER
 from services.scheduler.client import RESOURCE_CLAIMS
-from services.scheduler.dra.resourceclaim import FINALIZER
 from services.scheduler.framework import CycleState
 from services.scheduler.node_info import NodeInfo
 from services.scheduler.status import Code, new_status

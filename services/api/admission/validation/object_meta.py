@@ -37,6 +37,7 @@ from services.api.machinery.field_errors import (
     required,
     too_long,
 )
+from services.kube.schema import parse_group_version
 
 FIELD_IMMUTABLE = "field is immutable"
 IS_NEGATIVE = "must be greater than or equal to 0"
@@ -142,18 +143,6 @@ def validate_kube_finalizer_names(finalizers: list[str], path: str) -> list[Fiel
     return errs
 
 
-def _parse_api_version(api_version: str) -> tuple[str, str] | None:
-    """(group, version) as ``schema.ParseGroupVersion`` splits it, or None when malformed."""
-    if not api_version:
-        return "", ""
-    parts = api_version.split("/")
-    if len(parts) == 1:
-        return "", parts[0]
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    return None
-
-
 def validate_owner_references(refs: list[Any], path: str) -> list[FieldError]:
     errs: list[FieldError] = []
     first_controller = ""
@@ -161,7 +150,7 @@ def validate_owner_references(refs: list[Any], path: str) -> list[FieldError]:
         if not isinstance(ref, dict):
             continue
         api_version, kind = text(ref, "apiVersion"), text(ref, "kind")
-        gv = _parse_api_version(api_version)
+        gv = parse_group_version(api_version)
         group, version = gv if gv is not None else ("", "")
         if not version:
             errs.append(invalid(f"{path}.apiVersion", api_version, "version must not be empty"))

@@ -26,8 +26,7 @@ from services.api.admission.validation.object_meta import (
     validate_object_meta_update,
 )
 from services.api.machinery.field_errors import FieldError, forbidden, invalid, required
-
-RESERVED_FOR_MAX_SIZE = 32
+from services.kube.resourceclaim import RESERVED_FOR_MAX_SIZE
 
 validate_claim_name = name_is_dns_subdomain
 

@@ -31,8 +31,8 @@ from services.api.admission.validation.object_meta import (
     validate_object_meta,
     validate_object_meta_update,
 )
-from services.api.admission.validation.quantity import QUANTITY_FORMAT_ERROR, parse_quantity
 from services.api.machinery.field_errors import FieldError, Verbatim, invalid, required, too_long_max_length
+from services.kube.quantity import FORMAT_WRONG, wire_quantity
 
 RESOURCE_SLICE_MAX_DEVICES = 128
 MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE = 32
@@ -93,8 +93,8 @@ def validate_attribute(attribute: Any, path: str) -> list[FieldError]:
 
 def validate_capacity(quantity: Any, path: str) -> list[FieldError]:
     """Any quantity is valid; a value that is not one would have failed decoding in Kubernetes."""
-    if parse_quantity(quantity) is None:
-        return [invalid(path, quantity if isinstance(quantity, str) else str(quantity), QUANTITY_FORMAT_ERROR)]
+    if wire_quantity(quantity) is None:
+        return [invalid(path, quantity if isinstance(quantity, str) else str(quantity), FORMAT_WRONG)]
     return []
 
 
@@ -110,7 +110,7 @@ def validate_basic_device(basic: Obj, path: str) -> list[FieldError]:
     for name, value in capacity.items():
         if not is_valid_qualified_name(name):
             errs.extend(validate_qualified_name(name, f"{path}.capacity"))
-        if parse_quantity(value) is None:
+        if wire_quantity(value) is None:
             errs.extend(validate_capacity(value, f"{path}.capacity[{name}]"))
     combined = len(attributes) + len(capacity)
     if combined > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:

@@ -15,8 +15,8 @@ from typing import Any
 from services.api.admission.validation.access import Obj, items, mapping
 from services.api.admission.validation.names import is_qualified_name
 from services.api.admission.validation.pod_claims import validate_container_claims
-from services.api.admission.validation.quantity import QUANTITY_FORMAT_ERROR, Quantity, parse_quantity
 from services.api.machinery.field_errors import FieldError, forbidden, invalid, required
+from services.kube.quantity import FORMAT_WRONG, Quantity, QuantityError, parse_quantity, wire_quantity
 
 IS_NEGATIVE = "must be greater than or equal to 0"
 HUGE_PAGES_PREFIX = "hugepages-"
@@ -98,9 +98,9 @@ def validate_container_resource_name(name: str, path: str) -> list[FieldError]:
 
 
 def parsed_quantity(raw: Any, path: str, errs: list[FieldError]) -> Quantity | None:
-    quantity = parse_quantity(raw)
+    quantity = wire_quantity(raw)
     if quantity is None:
-        errs.append(invalid(path, raw if isinstance(raw, str) else str(raw), QUANTITY_FORMAT_ERROR))
+        errs.append(invalid(path, raw if isinstance(raw, str) else str(raw), FORMAT_WRONG))
     return quantity
 
 
@@ -114,10 +114,12 @@ def validate_resource_quantity_value(name: str, quantity: Quantity, path: str) -
 
 
 def _huge_page_error(name: str, quantity: Quantity) -> str | None:
-    page_size = parse_quantity(name[len(HUGE_PAGES_PREFIX) :])
+    try:
+        page_size = parse_quantity(name[len(HUGE_PAGES_PREFIX) :])
+    except QuantityError:
+        return f"{quantity} is not positive integer multiple of {name}"
     divisible = (
-        page_size is not None
-        and page_size.value > 0
+        page_size.value > 0
         and page_size.milli_value % 1000 == 0
         and quantity.int_value % page_size.int_value == 0
     )

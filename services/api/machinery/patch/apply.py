@@ -70,6 +70,7 @@ from services.api.machinery.patch.typed import (
     values_equal,
 )
 from services.api.machinery.status import StatusError, make_status
+from services.kube.schema import parse_group_version
 
 LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration"
 TOTAL_ANNOTATION_SIZE_LIMIT = 256 * 1024
@@ -135,20 +136,9 @@ def _yaml_message(exc: Exception) -> str:
 # ---------------------------------------------------------------- messages
 
 
-def _split_api_version(api_version: str) -> tuple[str, str]:
-    if not api_version:
-        return "", ""
-    parts = api_version.split("/")
-    if len(parts) == 1:
-        return "", parts[0]
-    if len(parts) == 2:
-        return parts[0], parts[1]
-    return "", ""
-
-
 def gvk_string(api_version: Any, kind: Any) -> str:
     """``schema.GroupVersionKind.String()``: ``/v1, Kind=Pod``, ``resource.k8s.io/v1alpha3, Kind=X``."""
-    group, version = _split_api_version(api_version if isinstance(api_version, str) else "")
+    group, version = parse_group_version(api_version if isinstance(api_version, str) else "") or ("", "")
     return f"{group}/{version}, Kind={kind if isinstance(kind, str) else ''}"
 
 

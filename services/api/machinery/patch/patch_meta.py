@@ -1,4 +1,4 @@
-"""Per-field patch and merge metadata of the kinds draplane serves, keyed by path.
+"""Per-field patch and merge metadata of the kinds draplane serves, read from Kubernetes' schemas.
 
 Strategic merge patch and server-side apply both need to know, field by
 field, what Kubernetes' Go types declare:
@@ -9,20 +9,23 @@ field, what Kubernetes' Go types declare:
   ``+structType=atomic`` and ``+mapType=atomic``, which server-side apply
   (structured-merge-diff) reads.
 
-The two sets of markers disagree in places and both are reproduced: for
-example ``PodStatus.hostIPs`` merges by ``ip`` in a strategic merge patch but
-is an atomic list for apply, and ``PodSchedulingContextStatus.resourceClaims``
-is a map list for apply but is replaced by a strategic merge patch.
+Kubernetes publishes both in its OpenAPI schemas (``x-kubernetes-patch-strategy``,
+``x-kubernetes-patch-merge-key``, ``x-kubernetes-list-type``,
+``x-kubernetes-list-map-keys``, ``x-kubernetes-map-type``), and they are read
+from there (`services.api.types.schemas`, Kubernetes 1.31), walking a kind's
+definition lazily as the patch machinery descends into an object. The two sets
+of markers disagree in places and both are kept: for example
+``PodStatus.hostIPs`` merges by ``ip`` in a strategic merge patch but is an
+atomic list for apply, and ``PodSchedulingContextStatus.resourceClaims`` is a
+map list for apply but is replaced by a strategic merge patch. A field without
+markers is an atomic list (replaced whole by both mechanisms) or an object
+merged field by field.
 
-Only fields whose metadata differs from the defaults are listed. The
-defaults are those of a field without markers: a list is atomic (replaced
-whole by both mechanisms), an object is merged field by field. Paths are
-dotted field names from the object root; ``[]`` selects the elements of a
-list. Values transcribed from ``k8s.io/api`` v0.31 (``core/v1``,
-``resource/v1alpha3``) and ``k8s.io/apimachinery`` ``meta/v1``.
+Hand-written here, because the schemas do not carry them:
 
-Also here, because they are per-kind facts the field manager needs:
-
+- the *defaults of map-list keys* (`KEY_DEFAULTS`: a port's ``protocol`` is
+  ``TCP``), which structured-merge-diff reads from the OpenAPI ``default``
+  that the published schemas leave out;
 - the *zero object* of each kind: what the Go zero value of the type looks
   like as unstructured JSON (``metadata.creationTimestamp: null``, empty
   structs, ``null`` for slices without ``omitempty``). Field tracking on
@@ -38,7 +41,10 @@ from __future__ import annotations
 import copy
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cache
 from typing import Any
+
+from services.api.types.schemas import Property, Schemas, TypeRef, schemas
 
 LIST_ATOMIC = "atomic"
 LIST_SET = "set"
@@ -69,170 +75,39 @@ class FieldMeta:
 
 DEFAULT = FieldMeta()
 ATOMIC = FieldMeta(atomic=True)
-ATOMIC_LIST = FieldMeta(list_type=LIST_ATOMIC)
 
+_RELEASE = "1.31"
 
-def merge_list(key: str, *, retain_keys: bool = False) -> FieldMeta:
-    """``patchStrategy=merge patchMergeKey=<key> +listType=map +listMapKey=<key>``."""
-    strategies = ("merge", "retainKeys") if retain_keys else ("merge",)
-    return FieldMeta(strategies, key, LIST_MAP, (key,))
-
-
-def _under(prefix: str, fragment: Mapping[str, FieldMeta]) -> dict[str, FieldMeta]:
-    return {f"{prefix}.{path}": meta for path, meta in fragment.items()}
-
-
-# ---------------------------------------------------------------- meta/v1
-
-OBJECT_META: dict[str, FieldMeta] = {
-    "ownerReferences": merge_list("uid"),
-    "ownerReferences[]": ATOMIC,  # OwnerReference is +structType=atomic
-    "finalizers": FieldMeta(("merge",), "", LIST_SET),
-    "managedFields": ATOMIC_LIST,
+# Definition of a map list's item type → defaults of its keys (the OpenAPI
+# ``default`` of the key field, which the published schemas leave out).
+KEY_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
+    "io.k8s.api.core.v1.ContainerPort": {"protocol": "TCP"},
 }
 
-# ---------------------------------------------------------------- core/v1
 
-CONTAINER: dict[str, FieldMeta] = {
-    "command": ATOMIC_LIST,
-    "args": ATOMIC_LIST,
-    "ports": FieldMeta(
-        ("merge",), "containerPort", LIST_MAP, ("containerPort", "protocol"), (("protocol", "TCP"),)
-    ),
-    "envFrom": ATOMIC_LIST,
-    "env": merge_list("name"),
-    "env[].valueFrom.fieldRef": ATOMIC,
-    "env[].valueFrom.resourceFieldRef": ATOMIC,
-    "env[].valueFrom.configMapKeyRef": ATOMIC,
-    "env[].valueFrom.secretKeyRef": ATOMIC,
-    "resources.claims": FieldMeta(list_type=LIST_MAP, list_map_keys=("name",)),
-    "resizePolicy": ATOMIC_LIST,
-    "volumeMounts": merge_list("mountPath"),
-    "volumeDevices": merge_list("devicePath"),
-}
+def _atomic(defs: Schemas, tp: TypeRef) -> bool:
+    return tp.kind == "ref" and defs.get(tp.ref).map_type == "atomic"
 
-POD_SPEC: dict[str, FieldMeta] = {
-    "volumes": merge_list("name", retain_keys=True),
-    "volumes[].projected.sources": ATOMIC_LIST,
-    "volumes[].ephemeral.volumeClaimTemplate.spec.selector": ATOMIC,  # LabelSelector
-    "volumes[].ephemeral.volumeClaimTemplate.spec.dataSource": ATOMIC,  # TypedLocalObjectReference
-    **_under("volumes[].ephemeral.volumeClaimTemplate.metadata", OBJECT_META),
-    "initContainers": merge_list("name"),
-    **_under("initContainers[]", CONTAINER),
-    "containers": merge_list("name"),
-    **_under("containers[]", CONTAINER),
-    "ephemeralContainers": merge_list("name"),
-    **_under("ephemeralContainers[]", CONTAINER),
-    "nodeSelector": ATOMIC,  # +mapType=atomic
-    "affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution": ATOMIC,  # NodeSelector
-    "imagePullSecrets": merge_list("name"),
-    "imagePullSecrets[]": ATOMIC,  # LocalObjectReference
-    "tolerations": ATOMIC_LIST,
-    "hostAliases": merge_list("ip"),
-    "readinessGates": ATOMIC_LIST,
-    "topologySpreadConstraints": FieldMeta(
-        ("merge",), "topologyKey", LIST_MAP, ("topologyKey", "whenUnsatisfiable")
-    ),
-    "topologySpreadConstraints[].labelSelector": ATOMIC,
-    "schedulingGates": merge_list("name"),
-    "resourceClaims": merge_list("name", retain_keys=True),
-}
 
-POD_STATUS: dict[str, FieldMeta] = {
-    "conditions": merge_list("type"),
-    "hostIPs": FieldMeta(("merge",), "ip", LIST_ATOMIC),
-    "podIPs": merge_list("ip"),
-    "initContainerStatuses": ATOMIC_LIST,
-    "containerStatuses": ATOMIC_LIST,
-    "ephemeralContainerStatuses": ATOMIC_LIST,
-    "resourceClaimStatuses": merge_list("name", retain_keys=True),
-}
+def _field_meta(defs: Schemas, prop: Property) -> FieldMeta:
+    """What a property's markers say, in the patch machinery's terms."""
+    tp = prop.type
+    is_list = tp.kind == "array"
+    atomic = _atomic(defs, tp) or (tp.kind == "map" and prop.map_type == "atomic")
+    key_defaults: tuple[tuple[str, Any], ...] = ()
+    if is_list and tp.item is not None and tp.item.kind == "ref":
+        defaults = KEY_DEFAULTS.get(tp.item.ref, {})
+        key_defaults = tuple((key, defaults[key]) for key in prop.list_map_keys if key in defaults)
+    meta = FieldMeta(
+        patch_strategies=tuple(s for s in prop.patch_strategy.split(",") if s),
+        patch_merge_key=prop.patch_merge_key,
+        list_type=(prop.list_type or LIST_ATOMIC) if is_list else LIST_ATOMIC,
+        list_map_keys=prop.list_map_keys if is_list else (),
+        key_defaults=key_defaults,
+        atomic=atomic,
+    )
+    return DEFAULT if meta == DEFAULT else ATOMIC if meta == ATOMIC else meta
 
-POD: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    **_under("spec", POD_SPEC),
-    **_under("status", POD_STATUS),
-}
-
-NODE: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    "spec.podCIDRs": FieldMeta(("merge",), "", LIST_SET),
-    "spec.taints": ATOMIC_LIST,
-    "status.conditions": merge_list("type"),
-    "status.addresses": merge_list("type"),
-    "status.images": ATOMIC_LIST,
-    "status.volumesInUse": ATOMIC_LIST,
-    "status.volumesAttached": ATOMIC_LIST,
-    "status.runtimeHandlers": ATOMIC_LIST,
-}
-
-NAMESPACE: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    "spec.finalizers": ATOMIC_LIST,
-    "status.conditions": merge_list("type"),
-}
-
-EVENT: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    "involvedObject": ATOMIC,  # ObjectReference is +structType=atomic
-    "related": ATOMIC,
-}
-
-BINDING: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    "target": ATOMIC,
-}
-
-# ---------------------------------------------------------------- resource.k8s.io/v1alpha3
-
-DEVICE_CLASS: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    "spec.selectors": ATOMIC_LIST,
-    "spec.config": ATOMIC_LIST,
-    "spec.suitableNodes": ATOMIC,  # core/v1 NodeSelector
-}
-
-CLAIM_SPEC: dict[str, FieldMeta] = {
-    "devices.requests": ATOMIC_LIST,
-    "devices.requests[].selectors": ATOMIC_LIST,
-    "devices.constraints": ATOMIC_LIST,
-    "devices.constraints[].requests": ATOMIC_LIST,
-    "devices.config": ATOMIC_LIST,
-    "devices.config[].requests": ATOMIC_LIST,
-}
-
-CLAIM_STATUS: dict[str, FieldMeta] = {
-    "allocation.devices.results": ATOMIC_LIST,
-    "allocation.devices.config": ATOMIC_LIST,
-    "allocation.devices.config[].requests": ATOMIC_LIST,
-    "allocation.nodeSelector": ATOMIC,
-    "reservedFor": merge_list("uid"),
-}
-
-RESOURCE_CLAIM: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    **_under("spec", CLAIM_SPEC),
-    **_under("status", CLAIM_STATUS),
-}
-
-RESOURCE_CLAIM_TEMPLATE: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    **_under("spec.metadata", OBJECT_META),
-    **_under("spec.spec", CLAIM_SPEC),
-}
-
-RESOURCE_SLICE: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    "spec.nodeSelector": ATOMIC,
-    "spec.devices": ATOMIC_LIST,
-}
-
-POD_SCHEDULING_CONTEXT: dict[str, FieldMeta] = {
-    **_under("metadata", OBJECT_META),
-    "spec.potentialNodes": ATOMIC_LIST,
-    "status.resourceClaims": FieldMeta(list_type=LIST_MAP, list_map_keys=("name",)),
-    "status.resourceClaims[].unsuitableNodes": ATOMIC_LIST,
-}
 
 # ---------------------------------------------------------------- zero objects and reset fields
 
@@ -244,49 +119,48 @@ _CLAIM_SPEC_ZERO: dict[str, Any] = {"devices": {"requests": None}}
 class _KindRow:
     api_version: str
     kind: str
-    fields: Mapping[str, FieldMeta]
     zero: Mapping[str, Any]
     reset: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 _ROWS: tuple[_KindRow, ...] = (
     _KindRow(
-        "v1", "Namespace", NAMESPACE, {"metadata": _META_ZERO, "spec": {}, "status": {}},
+        "v1", "Namespace", {"metadata": _META_ZERO, "spec": {}, "status": {}},
         {"": ("status",), "status": ("spec",)},
     ),
     _KindRow(
-        "v1", "Node", NODE,
+        "v1", "Node",
         {"metadata": _META_ZERO, "spec": {}, "status": {"daemonEndpoints": {"kubeletEndpoint": {}}, "nodeInfo": {}}},
         {"": ("status",), "status": ("spec",)},
     ),
     _KindRow(
-        "v1", "Pod", POD, {"metadata": _META_ZERO, "spec": {"containers": None}, "status": {}},
+        "v1", "Pod", {"metadata": _META_ZERO, "spec": {"containers": None}, "status": {}},
         {"": ("status",), "status": ("spec", "metadata.deletionTimestamp", "metadata.ownerReferences")},
     ),
     _KindRow(
-        "v1", "Event", EVENT,
+        "v1", "Event",
         {
             "metadata": _META_ZERO, "involvedObject": {}, "source": {},
             "firstTimestamp": None, "lastTimestamp": None, "eventTime": None,
         },
     ),
-    _KindRow("v1", "Binding", BINDING, {"metadata": _META_ZERO, "target": {}}),
-    _KindRow("resource.k8s.io/v1alpha3", "DeviceClass", DEVICE_CLASS, {"metadata": _META_ZERO, "spec": {}}),
+    _KindRow("v1", "Binding", {"metadata": _META_ZERO, "target": {}}),
+    _KindRow("resource.k8s.io/v1alpha3", "DeviceClass", {"metadata": _META_ZERO, "spec": {}}),
     _KindRow(
-        "resource.k8s.io/v1alpha3", "ResourceClaim", RESOURCE_CLAIM,
+        "resource.k8s.io/v1alpha3", "ResourceClaim",
         {"metadata": _META_ZERO, "spec": _CLAIM_SPEC_ZERO, "status": {}},
         {"": ("status",), "status": ("spec",)},
     ),
     _KindRow(
-        "resource.k8s.io/v1alpha3", "ResourceClaimTemplate", RESOURCE_CLAIM_TEMPLATE,
+        "resource.k8s.io/v1alpha3", "ResourceClaimTemplate",
         {"metadata": _META_ZERO, "spec": {"metadata": _META_ZERO, "spec": _CLAIM_SPEC_ZERO}},
     ),
     _KindRow(
-        "resource.k8s.io/v1alpha3", "ResourceSlice", RESOURCE_SLICE,
+        "resource.k8s.io/v1alpha3", "ResourceSlice",
         {"metadata": _META_ZERO, "spec": {"pool": {}, "devices": None}},
     ),
     _KindRow(
-        "resource.k8s.io/v1alpha3", "PodSchedulingContext", POD_SCHEDULING_CONTEXT,
+        "resource.k8s.io/v1alpha3", "PodSchedulingContext",
         {"metadata": _META_ZERO, "spec": {}, "status": {}},
         {"": ("status",), "status": ("spec",)},
     ),
@@ -297,21 +171,45 @@ _ROWS: tuple[_KindRow, ...] = (
 
 
 class SchemaNode:
-    """One position in a kind's field tree: its metadata and its known children."""
+    """One position in a kind's field tree: its metadata and its children, resolved from the schema on first use."""
 
-    __slots__ = ("children", "meta")
+    __slots__ = ("_children", "_defs", "_map_value", "_type", "meta")
 
-    def __init__(self, meta: FieldMeta = DEFAULT) -> None:
+    def __init__(self, meta: FieldMeta = DEFAULT, *, defs: Schemas | None = None, type_: TypeRef | None = None) -> None:
         self.meta = meta
-        self.children: dict[str, SchemaNode] = {}
+        self._defs = defs
+        self._type = type_
+        self._children: dict[str, SchemaNode] | None = None
+        self._map_value: SchemaNode | None = None
 
     def field(self, name: str) -> SchemaNode:
-        """The node of member ``name`` (an undeclared member has default metadata)."""
-        return self.children.get(name, _EMPTY)
+        """The node of member ``name`` (a map's value; an undeclared member has default metadata)."""
+        children = self._expand()
+        if self._map_value is not None:
+            return self._map_value
+        return children.get(name, _EMPTY)
 
     def item(self) -> SchemaNode:
         """The node of this list's elements."""
-        return self.children.get("[]", _EMPTY)
+        return self._expand().get("[]", _EMPTY)
+
+    def _expand(self) -> dict[str, SchemaNode]:
+        if self._children is not None:
+            return self._children
+        children: dict[str, SchemaNode] = {}
+        defs, tp = self._defs, self._type
+        if defs is not None and tp is not None:
+            if tp.kind == "ref" and not defs.get(tp.ref).scalar:
+                for name, prop in defs.get(tp.ref).properties.items():
+                    children[name] = SchemaNode(_field_meta(defs, prop), defs=defs, type_=prop.type)
+            elif tp.kind in ("array", "map") and tp.item is not None:
+                node = SchemaNode(ATOMIC if _atomic(defs, tp.item) else DEFAULT, defs=defs, type_=tp.item)
+                if tp.kind == "array":
+                    children["[]"] = node
+                else:
+                    self._map_value = node
+        self._children = children
+        return children
 
 
 _EMPTY = SchemaNode()
@@ -333,23 +231,13 @@ def _split(path: str) -> list[str]:
     return parts
 
 
-def _build(fields: Mapping[str, FieldMeta]) -> SchemaNode:
-    root = SchemaNode()
-    for path, meta in fields.items():
-        node = root
-        for part in _split(path):
-            node = node.children.setdefault(part, SchemaNode())
-        node.meta = meta
-    return root
-
-
 @dataclass(frozen=True, slots=True)
 class KindSchema:
     """Everything the patch machinery knows about one kind at its storage version."""
 
     api_version: str
     kind: str
-    fields: Mapping[str, FieldMeta]
+    definition: str  # the kind's schema definition (io.k8s.api.core.v1.Pod)
     root: SchemaNode
     zero: Mapping[str, Any]
     reset: Mapping[str, tuple[str, ...]]
@@ -358,7 +246,7 @@ class KindSchema:
         """The metadata of the field at a dotted path (``spec.containers[].ports``)."""
         node = self.root
         for part in _split(path):
-            node = node.children.get(part, _EMPTY)
+            node = node.item() if part == "[]" else node.field(part)
         return node.meta
 
     def zero_object(self) -> dict[str, Any]:
@@ -370,19 +258,26 @@ class KindSchema:
         return self.reset.get(subresource, ())
 
 
-_SCHEMAS: dict[tuple[str, str], KindSchema] = {
-    (row.api_version, row.kind): KindSchema(
-        row.api_version, row.kind, row.fields, _build(row.fields), row.zero, row.reset
-    )
-    for row in _ROWS
-}
+_ROW_BY_KEY: dict[tuple[str, str], _KindRow] = {(row.api_version, row.kind): row for row in _ROWS}
+
+
+@cache
+def _schema(api_version: str, kind: str) -> KindSchema:
+    row = _ROW_BY_KEY[(api_version, kind)]
+    defs = schemas(_RELEASE)
+    group, _, version = api_version.rpartition("/")
+    definition = defs.kind(group, version, kind).name
+    root = SchemaNode(defs=defs, type_=TypeRef("ref", ref=definition))
+    return KindSchema(row.api_version, row.kind, definition, root, row.zero, row.reset)
 
 
 def schema_for(api_version: str, kind: str) -> KindSchema | None:
     """The schema of a kind at its storage version, or None for kinds draplane does not serve."""
-    return _SCHEMAS.get((api_version, kind))
+    if (api_version, kind) not in _ROW_BY_KEY:
+        return None
+    return _schema(api_version, kind)
 
 
 def kinds() -> tuple[tuple[str, str], ...]:
     """(apiVersion, kind) of every kind with patch metadata."""
-    return tuple(_SCHEMAS)
+    return tuple(_ROW_BY_KEY)

@@ -1,9 +1,8 @@
-"""Which ResourceClaim a pod's ``spec.resourceClaims[]`` entry means: names and the shared lookup.
+"""ResourceClaims and the pods that use them (k8s.io/dynamic-resource-allocation/resourceclaim, 1.31).
 
-Why this module exists: the resourceclaim controller, the scheduler and the
-node agent must agree on the claim behind every pod claim, and they must agree
-in the same way Kubernetes does (``k8s.io/dynamic-resource-allocation/
-resourceclaim``, 1.31):
+The resourceclaim controller, the scheduler, the driver and the node agent
+must agree on the claim behind every pod claim and on who may use a claim, in
+the same way Kubernetes does:
 
 - a pod claim with ``resourceClaimName`` names an existing, shared claim;
 - a pod claim with ``resourceClaimTemplateName`` gets a claim generated for the
@@ -13,6 +12,9 @@ resourceclaim``, 1.31):
   records that no claim was needed, and consumers skip it;
 - before Kubernetes 1.28 the generated name was the deterministic
   ``<pod>-<podclaim>`` (`legacy_claim_name`); the controller adopts such claims.
+
+A claim lists its consumers in ``status.reservedFor`` (`is_reserved_for_pod`),
+at most `RESERVED_FOR_MAX_SIZE` of them (`can_be_reserved`).
 
 Everything here is pure: plain dicts in, values or exceptions out.
 """
@@ -26,6 +28,12 @@ import orjson
 
 Obj = Mapping[str, Any]
 
+FINALIZER = "resource.kubernetes.io/delete-protection"
+"""The finalizer that keeps an allocated claim until it is deallocated."""
+
+RESERVED_FOR_MAX_SIZE = 32
+"""``ResourceClaimReservedForMaxSize`` of resource.k8s.io/v1alpha3 (1.31); v1 raises it to 256."""
+
 POD_CLAIM_NAME_ANNOTATION = "resource.kubernetes.io/pod-claim-name"
 """Annotation on a generated claim: the ``pod.spec.resourceClaims[].name`` it was generated for."""
 
@@ -33,7 +41,11 @@ MAX_GENERATE_NAME_BASE_LENGTH = 57
 """Leaves room for a hyphen and the apiserver's 5 random characters in a 63-character name."""
 
 
-class ClaimNameError(Exception):
+class ClaimLookupError(Exception):
+    """The pod cannot use its claims (yet); ``str()`` is Kubernetes' message (the base of the errors below)."""
+
+
+class ClaimNameError(ClaimLookupError):
     """The claim name of a pod claim cannot be determined (the base of both kinds below)."""
 
 
@@ -53,7 +65,7 @@ class APIUnsupportedError(ClaimNameError):
     sentinel = "none of the supported fields are set"
 
 
-class ClaimNotForPodError(Exception):
+class ClaimNotForPodError(ClaimLookupError):
     """A claim found under a pod claim's name was not created for that pod (`check_is_for_pod`)."""
 
 
@@ -136,10 +148,7 @@ def owning_pod(claim: Obj) -> tuple[str, str] | None:
 
 def is_for_pod(pod: Obj, claim: Obj) -> bool:
     """Whether ``claim`` was created for ``pod``: same namespace, and the pod is its controller."""
-    if _meta(claim).get("namespace") != _meta(pod).get("namespace"):
-        return False
-    ref = controller_ref(claim)
-    return ref is not None and ref.get("uid") == _meta(pod).get("uid")
+    return _meta(claim).get("namespace") == _meta(pod).get("namespace") and is_controlled_by(claim, pod)
 
 
 def check_is_for_pod(pod: Obj, claim: Obj) -> None:
@@ -153,21 +162,27 @@ def check_is_for_pod(pod: Obj, claim: Obj) -> None:
 
 
 def is_reserved_for_pod(pod: Obj, claim: Obj) -> bool:
-    """Whether ``claim.status.reservedFor`` lists the pod (by uid)."""
+    """``IsReservedForPod``: whether ``claim.status.reservedFor`` lists the pod (by uid)."""
     uid = _meta(pod).get("uid")
-    return any(ref.get("uid") == uid for ref in (claim.get("status") or {}).get("reservedFor") or ())
+    return any(ref.get("uid") == uid for ref in reserved_for(claim))
+
+
+def reserved_for(claim: Obj) -> list[Mapping[str, Any]]:
+    """``status.reservedFor``: the consumers the claim is reserved for."""
+    return list((claim.get("status") or {}).get("reservedFor") or ())
 
 
 def can_be_reserved(claim: Obj) -> bool:
-    """Whether the claim could be reserved for one more consumer.
+    """Whether the claim could be reserved for one more consumer: fewer than `RESERVED_FOR_MAX_SIZE` hold it.
 
-    Kubernetes 1.31 puts no restriction on sharing here (validation caps
-    reservedFor at 32). A claim being deleted or with ``deallocationRequested``
-    set cannot take new consumers: validation would reject the write, so
-    trying is pointless.
+    Kubernetes 1.31's ``resourceclaim.CanBeReserved`` returns true ("currently
+    no restrictions on sharing") and leaves the limit to API validation, which
+    rejects a ``reservedFor`` with more entries; checking it here reaches the
+    same outcome without a write that must fail. Whether a claim being deleted
+    or deallocated may take new consumers is a different question, asked by
+    the callers that need it.
     """
-    status = claim.get("status") or {}
-    return not _meta(claim).get("deletionTimestamp") and not status.get("deallocationRequested")
+    return len(reserved_for(claim)) < RESERVED_FOR_MAX_SIZE
 
 
 def claim_pod_owner_uids(claim: Obj) -> Iterable[str]:
@@ -178,15 +193,46 @@ def claim_pod_owner_uids(claim: Obj) -> Iterable[str]:
     return ()
 
 
-def pod_claim_keys(pod: Obj) -> Iterable[str]:
-    """Index function: ``<namespace>/<claim>`` of every claim the pod uses and whose name is known."""
-    namespace = _meta(pod).get("namespace", "")
-    keys = []
+def known_claim_names(pod: Obj) -> list[str]:
+    """Names of the claims the pod uses whose names are known (unknown and unneeded ones are skipped)."""
+    names = []
     for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
         try:
             name, _ = claim_name(pod, pod_claim)
         except ClaimNameError:
             continue
         if name is not None:
-            keys.append(f"{namespace}/{name}")
-    return keys
+            names.append(name)
+    return names
+
+
+def pod_claim_keys(pod: Obj) -> Iterable[str]:
+    """Index function: ``<namespace>/<claim>`` of every claim the pod uses and whose name is known."""
+    namespace = _meta(pod).get("namespace", "")
+    return [f"{namespace}/{name}" for name in known_claim_names(pod)]
+
+
+def is_controlled_by(obj: Obj, owner: Obj) -> bool:
+    """``metav1.IsControlledBy``: the controller owner reference of ``obj`` has ``owner``'s uid."""
+    ref = controller_ref(obj)
+    return ref is not None and ref.get("uid") == _meta(owner).get("uid")
+
+
+def allocation(claim: Obj) -> Mapping[str, Any] | None:
+    """``status.allocation``, None while the claim is not allocated (``IsAllocated`` is ``is not None``)."""
+    found: Mapping[str, Any] | None = (claim.get("status") or {}).get("allocation")
+    return found
+
+
+def is_classic(claim: Obj) -> bool:
+    """Allocated (or to be allocated) by a control-plane controller rather than the scheduler."""
+    alloc = allocation(claim)
+    if alloc is not None:
+        return bool(alloc.get("controller"))
+    return bool((claim.get("spec") or {}).get("controller"))
+
+
+def claim_key(claim: Obj) -> str:
+    """``<namespace>/<name>`` (``cache.MetaNamespaceKeyFunc``)."""
+    meta = _meta(claim)
+    return f"{meta.get('namespace', '')}/{meta.get('name', '')}"

@@ -1,4 +1,12 @@
-"""Claim names and the shared name lookup, table by table (Kubernetes 1.31 semantics)."""
+"""``services.kube.resourceclaim``: claim names, ownership and reservations (Kubernetes 1.31).
+
+Mirrors ``k8s.io/dynamic-resource-allocation/resourceclaim/resourceclaim_test.go``
+(TestResourceClaimIsForPod, v0.31.3) and adds tables for the rest of the
+package (``Name``, ``IsReservedForPod``, ``CanBeReserved``) and the
+controller's naming rules. ``CanBeReserved`` in 1.31 returns true and leaves the
+``reservedFor`` limit (32 in v1alpha3) to validation; draplane's
+`can_be_reserved` checks that limit and nothing else.
+"""
 
 from __future__ import annotations
 
@@ -6,9 +14,11 @@ from typing import Any
 
 import pytest
 
-from services.controllers.claim_names import (
+from services.kube.resourceclaim import (
     MAX_GENERATE_NAME_BASE_LENGTH,
+    RESERVED_FOR_MAX_SIZE,
     APIUnsupportedError,
+    ClaimLookupError,
     ClaimNameError,
     ClaimNotForPodError,
     ClaimNotFoundError,
@@ -17,8 +27,10 @@ from services.controllers.claim_names import (
     claim_name,
     claim_pod_owner_uids,
     generate_name_prefix,
+    is_controlled_by,
     is_for_pod,
     is_reserved_for_pod,
+    known_claim_names,
     legacy_claim_name,
     owning_pod,
     pod_claim_keys,
@@ -172,15 +184,82 @@ def test_owning_pod_and_owner_index() -> None:
     assert list(claim_pod_owner_uids(not_a_pod)) == []
 
 
+def reservations(count: int, **extra: Any) -> dict[str, Any]:
+    status: dict[str, Any] = {
+        "allocation": {},
+        "reservedFor": [{"resource": "pods", "name": f"p{i}", "uid": f"u{i}"} for i in range(count)],
+        **extra,
+    }
+    return claim(status=status)
+
+
 def test_reservations() -> None:
     reserved = claim(status={"reservedFor": [{"resource": "pods", "name": "web-0", "uid": "pod-uid"}]})
     assert is_reserved_for_pod(pod(), reserved)
     assert not is_reserved_for_pod(pod(uid="other"), reserved)
-    assert can_be_reserved(reserved)
-    assert not can_be_reserved(claim(status={"deallocationRequested": True}))
-    deleting = claim()
-    deleting["metadata"]["deletionTimestamp"] = "2026-01-01T00:00:00Z"
-    assert not can_be_reserved(deleting)
+    assert not is_reserved_for_pod(pod(), claim())
+
+
+@pytest.mark.parametrize(
+    ("case", "the_claim", "expected"),
+    [
+        ("no consumers", claim(), True),
+        ("one below the limit", reservations(RESERVED_FOR_MAX_SIZE - 1), True),
+        ("at the limit", reservations(RESERVED_FOR_MAX_SIZE), False),
+        # Deletion and deallocation are not CanBeReserved's business (callers that care check them).
+        ("deallocation requested", reservations(1, deallocationRequested=True), True),
+    ],
+)
+def test_can_be_reserved(case: str, the_claim: dict[str, Any], expected: bool) -> None:
+    assert can_be_reserved(the_claim) is expected
+    assert RESERVED_FOR_MAX_SIZE == 32  # resource.k8s.io/v1alpha3 (1.31)
+
+
+# TestResourceClaimIsForPod
+def _owned(name: str, namespace: str, owner_uid: str | None) -> dict[str, Any]:
+    refs = [] if owner_uid is None else [{"uid": owner_uid, "controller": True}]
+    return {"metadata": {"name": name, "namespace": namespace, "uid": "c", "ownerReferences": refs}}
+
+
+_POD_OWNER = {"metadata": {"namespace": "kube-system", "name": "podOwner", "uid": "2"}}
+_POD_NOT_OWNER = {"metadata": {"namespace": "kube-system", "name": "podNotOwner", "uid": "1"}}
+
+
+@pytest.mark.parametrize(
+    ("case", "the_pod", "the_claim", "error"),
+    [
+        ("owned", _POD_OWNER, _owned("claimNoOwner", "kube-system", "2"), None),
+        (
+            "other-pod",
+            _POD_NOT_OWNER,
+            _owned("claimNoOwner", "kube-system", "2"),
+            "ResourceClaim kube-system/claimNoOwner was not created for pod kube-system/podNotOwner (pod is not owner)",
+        ),
+        (
+            "no-owner",
+            _POD_OWNER,
+            _owned("claimNoOwner", "kube-system", None),
+            "ResourceClaim kube-system/claimNoOwner was not created for pod kube-system/podOwner (pod is not owner)",
+        ),
+        (
+            "different-namespace",
+            _POD_OWNER,
+            _owned("userClaimWithOwner", "user-namespace", "2"),
+            "ResourceClaim user-namespace/userClaimWithOwner was not created for pod kube-system/podOwner "
+            "(pod is not owner)",
+        ),
+    ],
+)
+def test_resource_claim_is_for_pod(
+    case: str, the_pod: dict[str, Any], the_claim: dict[str, Any], error: str | None
+) -> None:
+    if error is None:
+        check_is_for_pod(the_pod, the_claim)
+        return
+    with pytest.raises(ClaimNotForPodError) as info:
+        check_is_for_pod(the_pod, the_claim)
+    assert str(info.value) == error
+    assert isinstance(info.value, ClaimLookupError)
 
 
 def test_pod_claim_index_keys() -> None:
@@ -193,3 +272,14 @@ def test_pod_claim_index_keys() -> None:
         statuses=[{"name": "b", "resourceClaimName": "web-0-b-abcde"}, {"name": "c"}],
     )
     assert list(pod_claim_keys(p)) == ["ns/shared", "ns/web-0-b-abcde"]
+    assert known_claim_names(p) == ["shared", "web-0-b-abcde"]
+
+
+def test_is_controlled_by() -> None:
+    pod = {"metadata": {"uid": "p1"}}
+    ctx = {"metadata": {"ownerReferences": [{"uid": "p1", "controller": True}]}}
+    assert is_controlled_by(ctx, pod)
+    assert not is_controlled_by(ctx, {"metadata": {"uid": "p2"}})
+    assert not is_controlled_by({"metadata": {}}, pod)
+    owned = {"metadata": {"ownerReferences": [{"uid": "p1"}]}}  # an owner, but not the controller
+    assert not is_controlled_by(owned, pod)

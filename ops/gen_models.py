@@ -1,0 +1,259 @@
+"""Generate the typed API models (`services/api/types/<module>.py`) from Kubernetes' own schemas.
+
+Why this script exists: the models must have exactly the fields Kubernetes'
+Go types have, with the right JSON types, so that strict decoding accepts what
+kube-apiserver accepts. Copying them by hand drifted; this writes them from
+`services.api.types.schemas` (the ``kubernetes-validate`` package's schemas)
+instead. ``tests/unit/api/test_generated_models.py`` fails when a module
+differs from a fresh run.
+
+    .venv/bin/python -m ops.gen_models --write   # rewrite the modules
+    .venv/bin/python -m ops.gen_models           # exit 1 when one is stale
+
+Why generated modules rather than building Structs at start-up
+(``msgspec.defstruct``): the classes are the same msgspec Structs either way,
+so decoding costs the same, but generated modules cost nothing at start-up and
+mypy and readers see every class and field (docs/decisions/models.md).
+
+The conventions of docs/decisions/models.md are applied here: every field
+optional (``None``), Go type names as class names, Kubernetes' scalars as the
+aliases of `services.api.types.base`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import keyword
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import msgspec
+
+from services.api.types.schemas import Definition, Schemas, TypeRef, go_name, schemas
+
+ROOT = Path(__file__).resolve().parents[1]
+TYPES_DIR = ROOT / "services" / "api" / "types"
+
+
+@dataclass(frozen=True)
+class ModuleSpec:
+    """One generated module: the definitions of one Go package in one Kubernetes release."""
+
+    module: str  # Python module name under services.api.types
+    release: str  # Kubernetes release the shapes come from
+    prefix: str  # definition-name prefix of the Go package
+    roots: tuple[str, ...]  # definitions served (their closure within the package is generated)
+    title: str  # what the module holds, for its docstring
+
+
+META = "io.k8s.apimachinery.pkg.apis.meta.v1."
+CORE = "io.k8s.api.core.v1."
+V1ALPHA3 = "io.k8s.api.resource.v1alpha3."
+
+MODULES: tuple[ModuleSpec, ...] = (
+    ModuleSpec(
+        "meta",
+        "1.31",
+        META,
+        (META + "Status", META + "DeleteOptions", META + "ObjectMeta", META + "LabelSelector", META + "Condition"),
+        "meta.k8s.io/v1 types shared by every kind (k8s.io/apimachinery/pkg/apis/meta/v1, Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "core_v1",
+        "1.31",
+        CORE,
+        tuple(CORE + k for k in ("Namespace", "Node", "Pod", "Binding", "Event")),
+        "core/v1 types draplane serves: Namespace, Node, Pod, Binding and Event (k8s.io/api/core/v1, 1.31)",
+    ),
+    ModuleSpec(
+        "resource_v1alpha3",
+        "1.31",
+        V1ALPHA3,
+        tuple(
+            V1ALPHA3 + k
+            for k in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "PodSchedulingContext")
+        ),
+        "resource.k8s.io/v1alpha3 types (k8s.io/api/resource/v1alpha3, Kubernetes 1.31), the group's storage version",
+    ),
+    *(
+        ModuleSpec(
+            f"resource_{version}",
+            "1.37",
+            f"io.k8s.api.resource.{version}.",
+            tuple(f"io.k8s.api.resource.{version}.{kind}" for kind in kinds),
+            f"resource.k8s.io/{version} types (k8s.io/api/resource/{version}, Kubernetes 1.37); not served yet",
+        )
+        for version, kinds in (
+            ("v1", ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule")),
+            ("v1beta2", ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "DeviceTaintRule")),
+            ("v1beta1", ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")),
+        )
+    ),
+)
+
+_SCALAR_ALIASES = {
+    "quantity": "Quantity",
+    "intorstring": "IntOrString",
+    "time": "Time",
+    "microtime": "MicroTime",
+    "any": "RawJSON",
+}
+_INTEGER_FORMATS = {"int32": "Int32", "int64": "Int64", "": "Int64"}
+# Attribute names that would shadow a name the annotations use (msgspec
+# resolves a Struct's annotations with the class namespace in scope).
+_SHADOWING = {"int", "bool", "str", "float", "dict", "list"}
+
+
+def _module_of(name: str) -> ModuleSpec | None:
+    return next((m for m in MODULES if name.startswith(m.prefix)), None)
+
+
+def attr_name(wire: str) -> str:
+    """The Python attribute of a wire name: snake case, clear of keywords and shadowed builtins."""
+    # Words: an acronym with a plural "s" (podCIDRs), a capitalised or lower word, an acronym (hostIP).
+    words = re.findall(r"[A-Z]{2,}s(?![a-z])|[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", wire)
+    if "".join(words) != wire:
+        raise ValueError(f"cannot split wire name {wire!r} into words")
+    snake = "_".join(words).lower()
+    if snake in _SHADOWING:
+        return snake + "_value"
+    if keyword.iskeyword(snake) or snake == "self":
+        return snake + "_"
+    return snake
+
+
+def _camel(attr: str) -> str:
+    """The wire name msgspec's ``rename="camel"`` gives an attribute."""
+    probe = msgspec.defstruct("Probe", [(attr, int)], rename="camel")
+    return msgspec.structs.fields(probe)[0].encode_name
+
+
+class _Writer:
+    def __init__(self, spec: ModuleSpec, defs: Schemas) -> None:
+        self.spec = spec
+        self.defs = defs
+        self.base: set[str] = {"K8sStruct"}
+        self.imports: dict[str, set[str]] = {}
+        self.uses_field = False
+
+    def annotation(self, tp: TypeRef) -> str:
+        if tp.kind == "ref":
+            target = self.defs.get(tp.ref)
+            if target.scalar:
+                alias = _SCALAR_ALIASES[target.scalar]
+                self.base.add(alias)
+                return alias
+            owner = _module_of(tp.ref)
+            if owner is None:
+                raise ValueError(f"{tp.ref} belongs to no generated module")
+            if owner.module != self.spec.module:
+                self._check_same_shape(tp.ref, owner)
+                self.imports.setdefault(owner.module, set()).add(go_name(tp.ref))
+            return go_name(tp.ref)
+        if tp.kind == "array":
+            assert tp.item is not None
+            return f"list[{self.annotation(tp.item)}]"
+        if tp.kind == "map":
+            assert tp.item is not None
+            return f"dict[str, {self.annotation(tp.item)}]"
+        if tp.kind == "integer":
+            alias = _INTEGER_FORMATS[tp.format]
+            self.base.add(alias)
+            return alias
+        if tp.kind == "object":
+            self.base.add("RawJSON")
+            return "RawJSON"
+        return {"string": "str", "boolean": "bool", "number": "float"}[tp.kind]
+
+    def _check_same_shape(self, name: str, owner: ModuleSpec) -> None:
+        """A type shared with another module's release must have the same fields there (1.37's resource.k8s.io/v1
+        uses core/v1 NodeSelector, generated from 1.31)."""
+        if owner.release == self.spec.release:
+            return
+        for defs in (self.defs, schemas(owner.release)):
+            for reached in defs.closure([name]):
+                ours, theirs = self.defs.get(reached), schemas(owner.release).get(reached)
+                shape = {k: p.type for k, p in ours.properties.items()}
+                if shape != {k: p.type for k, p in theirs.properties.items()}:
+                    raise ValueError(f"{reached} differs between Kubernetes {self.spec.release} and {owner.release}")
+
+    def struct(self, definition: Definition) -> list[str]:
+        lines = [f"class {definition.go_name}(K8sStruct):"]
+        if not definition.properties:
+            lines.append("    pass")
+        for wire, prop in definition.properties.items():
+            attr = attr_name(wire)
+            annotation = self.annotation(prop.type)
+            optional = annotation if annotation == "RawJSON" else f"{annotation} | None"
+            if _camel(attr) == wire:
+                lines.append(f"    {attr}: {optional} = None")
+            else:
+                self.uses_field = True
+                lines.append(f'    {attr}: {optional} = msgspec.field(default=None, name="{wire}")')
+        return lines
+
+    def module(self) -> str:
+        names = [n for n in self.defs.closure(self.spec.roots) if n.startswith(self.spec.prefix)]
+        definitions = sorted((self.defs.get(n) for n in names if not self.defs.get(n).scalar), key=lambda d: d.go_name)
+        body: list[str] = []
+        for definition in definitions:
+            body += ["", "", *self.struct(definition)]
+        local = {d.go_name for d in definitions}
+        head = [
+            f'"""{self.spec.title}.',
+            "",
+            "Generated by `python -m ops.gen_models --write` from Kubernetes' own schemas",
+            f"(`services.api.types.schemas`, Kubernetes {self.spec.release}); do not edit. Every type the",
+            "served kinds reach in this Go package, with every field; class names are the Go",
+            "type names (decode errors print them). Conventions: docs/decisions/models.md.",
+            '"""',
+            "",
+            "from __future__ import annotations",
+            "",
+        ]
+        if self.uses_field:
+            head += ["import msgspec", ""]
+        head.append(f"from services.api.types.base import {', '.join(sorted(self.base))}")
+        for module in sorted(self.imports):
+            clash = self.imports[module] & local
+            if clash:
+                raise ValueError(f"{sorted(clash)} of {module} clash with {self.spec.module}'s own types")
+            head.append(f"from services.api.types.{module} import {', '.join(sorted(self.imports[module]))}")
+        facts = [
+            "",
+            "# Where these types come from: Kubernetes' schemas (services.api.types.schemas).",
+            f'K8S_RELEASE = "{self.spec.release}"',
+            f'DEFINITION_PREFIX = "{self.spec.prefix}"',
+        ]
+        return "\n".join(head + facts + body) + "\n"
+
+
+def render(spec: ModuleSpec) -> str:
+    """The source of one generated module."""
+    return _Writer(spec, schemas(spec.release)).module()
+
+
+def rendered() -> dict[Path, str]:
+    """Every generated module: path → fresh source."""
+    return {TYPES_DIR / f"{spec.module}.py": render(spec) for spec in MODULES}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
+    parser.add_argument("--write", action="store_true", help="rewrite the generated modules")
+    args = parser.parse_args(argv)
+    stale = []
+    for path, source in rendered().items():
+        if not path.exists() or path.read_text() != source:
+            stale.append(path)
+            if args.write:
+                path.write_text(source)
+    for path in stale:
+        print(f"{'wrote' if args.write else 'stale'}: {path.relative_to(ROOT)}", file=sys.stderr)
+    return 0 if args.write or not stale else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""Running child processes for the tools in ``ops`` (see `ops.processes.supervised`)."""
