@@ -20,6 +20,7 @@ import os
 import re
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -156,6 +157,16 @@ def test_a_missing_topic_is_one_line(running: Running) -> None:
     assert one_error_line(draplane("replay", "--data", str(running.data), "--topic", "nope")) == (
         "error: unknown topic or partition: nope[0]"
     )
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("args", [("replay", "--topic", "nope"), ("explain", "pod", "default/p")], ids=" ".join)
+def test_a_missing_topic_on_kafka_is_one_line(kafka_bootstrap: str, args: tuple[str, ...]) -> None:
+    """A prefix nothing was ever written under: replay's topic, and explain's decisions, do not exist."""
+    prefix = f"missing{uuid.uuid4().hex[:8]}-"
+    line = one_error_line(draplane(args[0], "--bus", f"kafka://{kafka_bootstrap}?prefix={prefix}", *args[1:]))
+    topic = "nope" if args[0] == "replay" else "decisions"
+    assert line == f"error: unknown topic or partition: {topic}[0]", line
 
 
 def test_a_closed_stdout_ends_replay_quietly_with_status_1(running: Running) -> None:
