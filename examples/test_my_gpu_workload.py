@@ -2,11 +2,12 @@
 
 draplane's pytest plugin (installed with the package) gives the test a running
 cluster — apiserver, scheduler, controller-manager and two simulated GPU
-nodes — and a namespace of its own. Run it with:
+nodes — and a namespace of its own. Run it from the repository's root with:
 
-    pytest examples/test_my_gpu_workload.py                               # embedded log
-    KAFKA_BOOTSTRAP_SERVERS=localhost:9092 pytest examples/test_my_gpu_workload.py
-    pytest examples/test_my_gpu_workload.py --draplane-backend testcontainers
+    ./ops/ensure-venv test                                   # once: pytest and the kubernetes client
+    .venv/bin/pytest examples/test_my_gpu_workload.py        # embedded log
+    KAFKA_BOOTSTRAP_SERVERS=localhost:9092 .venv/bin/pytest examples/test_my_gpu_workload.py
+    .venv/bin/pytest examples/test_my_gpu_workload.py --draplane-backend testcontainers
 """
 
 from __future__ import annotations

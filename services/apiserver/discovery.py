@@ -19,6 +19,7 @@ import orjson
 
 from services.api.types import registry
 from services.api.types.registry import ResourceType
+from services.apiserver import empty_resources
 
 GIT_VERSION = "v1.31.0-draplane"
 
@@ -26,8 +27,21 @@ ITEM_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "u
 STATUS_VERBS = ["get", "patch", "update"]
 # Namespaces cannot be deleted as a collection in Kubernetes.
 _NO_DELETECOLLECTION = frozenset({("", "namespaces")})
-_SUBRESOURCE_KIND = {"binding": ("", "v1", "Binding")}
-_SUBRESOURCE_VERBS = {"status": STATUS_VERBS, "binding": ["create"]}
+_SUBRESOURCE_KIND = {
+    "binding": ("", "v1", "Binding"),
+    "exec": ("", "v1", "PodExecOptions"),
+    "attach": ("", "v1", "PodAttachOptions"),
+    "portforward": ("", "v1", "PodPortForwardOptions"),
+}
+_CONNECT_VERBS = ["create", "get"]
+_SUBRESOURCE_VERBS = {
+    "status": STATUS_VERBS,
+    "binding": ["create"],
+    "log": ["get"],
+    "exec": _CONNECT_VERBS,
+    "attach": _CONNECT_VERBS,
+    "portforward": _CONNECT_VERBS,
+}
 
 
 def version_info() -> dict[str, Any]:
@@ -45,6 +59,8 @@ def version_info() -> dict[str, Any]:
 
 
 def verbs(rt: ResourceType) -> list[str]:
+    if empty_resources.holds_nothing(rt):
+        return list(empty_resources.VERBS)
     if (rt.group, rt.plural) in _NO_DELETECOLLECTION:
         return [v for v in ITEM_VERBS if v != "deletecollection"]
     return list(ITEM_VERBS)
@@ -63,7 +79,7 @@ def groups() -> list[str]:
 
 
 def resources_of(group: str) -> list[ResourceType]:
-    return [r for r in registry.RESOURCES if r.group == group]
+    return [r for r in (*registry.RESOURCES, *empty_resources.RESOURCES) if r.group == group]
 
 
 def api_resource_list(group: str, version: str) -> dict[str, Any]:

@@ -1,22 +1,33 @@
-"""`draplane apiserver`: the REST facade, its view of the log and a committer candidate."""
+"""`draplane apiserver`: the REST facade, its view of the log and a committer candidate.
+
+On the embedded log in its own ``--data`` it is a stack of its own, and holds
+that directory as `draplane up` does (`services.cmd.data_lock`). On Kafka, or
+on a log elsewhere, several apiservers may share one log by design.
+"""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 from pathlib import Path
 
 from services.apiserver.http.auth import TokenAuthenticator
 from services.apiserver.service import Apiserver, ApiserverConfig
+from services.bus.urls import SqliteTarget, parse_bus_url
+from services.cmd import data_lock
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
     add_common_arguments,
+    check_listen,
     default_bus,
+    listening,
     parse_gates,
     parse_listen,
     until_signalled_or_died,
 )
+from services.cmd.errors import CommandError
 from services.runtime.logs import setup_logging
 from services.runtime.metrics_server import serve_metrics
 
@@ -65,16 +76,41 @@ def config_from(args: argparse.Namespace) -> ApiserverConfig:
     )
 
 
+def embedded_log_under(bus_url: str, data: Path) -> bool:
+    """Whether ``bus_url`` is an embedded log inside ``data`` (the default ``<data>/bus.db`` among them)."""
+    try:
+        target = parse_bus_url(bus_url)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    return isinstance(target, SqliteTarget) and target.path.resolve().is_relative_to(data.resolve())
+
+
 def run(args: argparse.Namespace) -> int:
     setup_logging("apiserver", level=args.log_level, json=not args.plain_logs)
     config = config_from(args)
+    scheme = "https" if config.certfile else "http"
+    data = Path(args.data)
+    with contextlib.ExitStack() as held:
+        lock = None
+        if embedded_log_under(config.bus_url, data):
+            lock = held.enter_context(data_lock.holding(data, address=f"{scheme}://{config.host}:{config.port}"))
+        check_listen(config.host, config.port)
+        if args.metrics_listen:
+            check_listen(*parse_listen(args.metrics_listen))
+        return _run(args, config, lock=lock, scheme=scheme)
 
+
+def _run(args: argparse.Namespace, config: ApiserverConfig, *, lock: data_lock.DataDirLock | None, scheme: str) -> int:
     async def main() -> int:
         server = Apiserver(config)
-        await server.start()
-        checks = server.checks()
-        metrics = await serve_metrics(args.metrics_listen, [], checks=checks) if args.metrics_listen else None
+        metrics = None
         try:
+            with listening(config.host, config.port):
+                await server.start()
+            if lock is not None:
+                lock.update(f"{scheme}://{config.host}:{server.port}")
+            if args.metrics_listen:
+                metrics = await serve_metrics(args.metrics_listen, [], checks=server.checks())
             await server.wait_ready()
             print(f"apiserver ready on {server.port}", flush=True)
             return await until_signalled_or_died(server.tasks, name="apiserver")

@@ -1,14 +1,19 @@
-"""Arguments and set-up shared by the subcommands: the bus URL, gates, logging, signals, task deaths."""
+"""Arguments and set-up shared by the subcommands: bus URL, gates, logging, signals, task deaths, listen address."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import contextlib
+import errno
 import logging
 import os
 import signal
+import socket
+from collections.abc import Iterator
 
+from services.bus.urls import SqliteTarget, parse_bus_url
+from services.cmd.errors import CommandError
 from services.kube.feature_gates import FeatureGateError, FeatureGates
 from services.runtime.supervised import Supervised
 
@@ -19,6 +24,28 @@ DEFAULT_DATA = ".draplane"
 
 def default_bus(data: str = DEFAULT_DATA) -> str:
     return os.environ.get("DRAPLANE_BUS") or f"sqlite:///{os.path.abspath(os.path.join(data, 'bus.db'))}"
+
+
+def log_to_read(args: argparse.Namespace) -> str:
+    """The bus URL of a command that only reads the log (``--bus``, else ``<--data>/bus.db``): it must exist.
+
+    Such a command never creates a log: `CommandError` for a malformed URL, and
+    ``no log at PATH`` for an embedded log whose file is not there (a mistyped
+    ``--data``). A Kafka log is checked when it is opened: an unreachable
+    broker or a missing topic is a `BusError`, reported in one line by
+    `services.cli` — so the Kafka client's own error lines, which Python's
+    last-resort handler would print (these commands set up no logging), are
+    silenced.
+    """
+    url: str = args.bus or default_bus(args.data)
+    try:
+        target = parse_bus_url(url)
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    if isinstance(target, SqliteTarget) and not target.path.is_file():
+        raise CommandError(f"no log at {target.path.resolve()}")
+    logging.getLogger("aiokafka").setLevel(logging.CRITICAL + 1)
+    return url
 
 
 def add_bus_argument(parser: argparse.ArgumentParser) -> None:
@@ -52,6 +79,45 @@ def parse_listen(value: str) -> tuple[str, int]:
     if not sep or not port.isdigit():
         raise SystemExit(f"--listen must be HOST:PORT, got {value!r}")
     return host or "127.0.0.1", int(port)
+
+
+def check_listen(host: str, port: int) -> None:
+    """`CommandError` before anything starts when ``host:port`` cannot be listened on (in use, not local).
+
+    It binds as the server will (asyncio's ``create_server``: ``SO_REUSEADDR``,
+    IPv6 sockets IPv6 only) and lets go at once. Port 0 (any free port) always
+    passes.
+    """
+    if port == 0:
+        return
+    try:
+        addresses = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise CommandError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    for family, kind, proto, _, address in addresses:
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            if family == socket.AF_INET6:
+                sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                raise CommandError(f"cannot listen on {host}:{port}: {_reason(exc)}") from None
+
+
+@contextlib.contextmanager
+def listening(host: str, port: int) -> Iterator[None]:
+    """Around a server's start: the port taken since `check_listen` looked is the same one line."""
+    try:
+        yield
+    except OSError as exc:
+        if exc.errno not in (errno.EADDRINUSE, errno.EADDRNOTAVAIL):
+            raise
+        raise CommandError(f"cannot listen on {host}:{port}: {_reason(exc)}") from None
+
+
+def _reason(exc: OSError) -> str:
+    return os.strerror(exc.errno).lower() if exc.errno else str(exc)
 
 
 async def run_until_signalled() -> None:

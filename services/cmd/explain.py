@@ -9,7 +9,7 @@ import sys
 import orjson
 
 from services.bus import open_bus
-from services.cmd.common import DEFAULT_DATA, add_bus_argument, default_bus
+from services.cmd.common import DEFAULT_DATA, add_bus_argument, log_to_read
 from services.replay.selection import parse_time
 from services.scheduler.decisions import Decision, read_decisions
 from services.scheduler.explain import render_pod
@@ -39,7 +39,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     key = pod_key(args.name, args.namespace)
-    decisions = asyncio.run(_read(args.bus or default_bus(args.data), key, since))
+    url = log_to_read(args)
+    decisions = asyncio.run(_read(url, key, since))
     if args.output == "json":
         for decision in decisions:
             sys.stdout.write(orjson.dumps({"offset": decision.offset, **decision.record}).decode() + "\n")

@@ -22,7 +22,7 @@ import yaml
 from services.api.types import registry
 from services.bus import open_bus
 from services.bus.port import BusError
-from services.cmd.common import DEFAULT_DATA, add_bus_argument, default_bus
+from services.cmd.common import DEFAULT_DATA, add_bus_argument, log_to_read
 from services.kube.feature_gates import FeatureGateError, FeatureGates
 from services.replay import get_output
 from services.replay.output import TABLE_HEADER, ReplayedRecord, render
@@ -147,7 +147,8 @@ def run(args: argparse.Namespace) -> int:
         return 2
     select = Filter(kind=kind, namespace=args.namespace, name=args.name)
     span = Range(start=start, until=until, follow=args.follow)
-    return asyncio.run(_run(args.bus or default_bus(args.data), args.topic, span, select, args.output or "json"))
+    url = log_to_read(args)
+    return asyncio.run(_run(url, args.topic, span, select, args.output or "json"))
 
 
 async def _run(url: str, topic: str, span: Range, select: Filter, fmt: str) -> int:
@@ -222,7 +223,8 @@ def run_scheduler(args: argparse.Namespace) -> int:
     except (ValueError, OSError, yaml.YAMLError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    return asyncio.run(_scheduler(args.bus or default_bus(args.data), window, config, rewrite, args.output or "text"))
+    url = log_to_read(args)
+    return asyncio.run(_scheduler(url, window, config, rewrite, args.output or "text"))
 
 
 def load_objects(paths: Sequence[str]) -> list[dict[str, Any]]:
@@ -287,7 +289,7 @@ def run_get(args: argparse.Namespace) -> int:
         namespace = args.get_namespace or args.namespace or "default"
     return asyncio.run(
         _get(
-            args.bus or default_bus(args.data),
+            log_to_read(args),
             rt,
             at,
             namespace,

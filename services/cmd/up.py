@@ -1,7 +1,8 @@
 """`draplane up`: the whole stack in one process, with simulated GPU nodes.
 
 By default everything runs on the embedded log in ``--data``; starting again
-with the same ``--data`` resumes the same cluster.
+with the same ``--data`` resumes the same cluster. One stack at a time holds a
+``--data`` (`services.cmd.data_lock`): a second one refuses, naming the first.
 """
 
 from __future__ import annotations
@@ -14,11 +15,14 @@ from pathlib import Path
 
 from services.apiserver.http.auth import TokenAuthenticator
 from services.apiserver.kubeconfig import write_kubeconfig
+from services.cmd import data_lock
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
     add_common_arguments,
+    check_listen,
     default_bus,
+    listening,
     parse_gates,
     parse_listen,
     until_signalled_or_died,
@@ -51,7 +55,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     setup_logging("draplane", level=args.log_level, json=not args.plain_logs)
     host, port = parse_listen(args.listen)
+    metrics_address = parse_listen(args.metrics_listen) if args.metrics_listen else None
     data = Path(args.data).resolve()
+    # Before anything is written: another stack on this --data, or on these ports, is one line.
+    with data_lock.holding(data, address=f"http://{host}:{port}") as lock:
+        check_listen(host, port)
+        if metrics_address is not None:
+            check_listen(*metrics_address)
+        return _run(args, data=data, host=host, port=port, lock=lock)
+
+
+def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: data_lock.DataDirLock) -> int:
     config = StackConfig(
         bus_url=args.bus or default_bus(str(data)),
         data_dir=data,
@@ -69,6 +83,7 @@ def run(args: argparse.Namespace) -> int:
         shown = str(kubeconfig)
 
     def announce(stack: LocalStack) -> None:
+        lock.update(stack.url)
         write_kubeconfig(kubeconfig, stack.url)
         print(
             f"\nTo use it:\n  export KUBECONFIG={shown}\n  kubectl get nodes\n"
@@ -79,7 +94,9 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         print(f"draplane: starting on {config.bus_url} with {config.nodes} node(s); data in {data}", flush=True)
-        return await serve(LocalStack(config), metrics_listen=args.metrics_listen, on_ready=announce)
+        # The metrics port was checked before anything started; a port taken since is the API's.
+        with listening(host, port):
+            return await serve(LocalStack(config), metrics_listen=args.metrics_listen, on_ready=announce)
 
     return asyncio.run(main())
 

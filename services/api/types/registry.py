@@ -43,7 +43,19 @@ class ResourceType:
 RESOURCES: tuple[ResourceType, ...] = (
     ResourceType(CORE, "v1", "Namespace", "namespaces", "namespace", False, ("ns",), (), ("status",), "NamespaceList"),
     ResourceType(CORE, "v1", "Node", "nodes", "node", False, ("no",), (), ("status",), "NodeList"),
-    ResourceType(CORE, "v1", "Pod", "pods", "pod", True, ("po",), ("all",), ("status", "binding"), "PodList"),
+    ResourceType(
+        CORE,
+        "v1",
+        "Pod",
+        "pods",
+        "pod",
+        True,
+        ("po",),
+        ("all",),
+        # log, exec, attach, portforward: answered, though the simulated nodes have nothing to stream.
+        ("status", "binding", "log", "exec", "attach", "portforward"),
+        "PodList",
+    ),
     ResourceType(CORE, "v1", "Event", "events", "event", True, ("ev",), (), (), "EventList"),
     ResourceType(
         RESOURCE_GROUP, V1ALPHA3, "DeviceClass", "deviceclasses", "deviceclass", False, (), (), (), "DeviceClassList"

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from services.api.types import registry
 from services.api.types.registry import ResourceType
+from services.apiserver import empty_resources
 from services.apiserver.http.errors import not_found_path
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
@@ -80,7 +81,7 @@ def parse(path: str) -> ResourceRoute | GroupVersion | None:
         namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         raise not_found_path()
-    rt = registry.by_resource(group, rest[0])
+    rt = registry.by_resource(group, rest[0]) or empty_resources.by_resource(group, rest[0])
     if rt is None:
         raise not_found_path()
     name = rest[1] if len(rest) > 1 else None

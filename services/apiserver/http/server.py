@@ -21,9 +21,10 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_LATEST as METRICS_CONTENT_TYPE
 
+from services.apiserver import empty_resources
 from services.apiserver.backend import Backend
 from services.apiserver.discovery import DiscoveryDocuments, Document
-from services.apiserver.http import create, delete, get, patch, update, watch
+from services.apiserver.http import connect, create, delete, get, patch, update, watch
 from services.apiserver.http import list as list_handler
 from services.apiserver.http.auth import Authenticator, WatchLimiter, authenticate
 from services.apiserver.http.errors import FORMAT_KEY, error_middleware, method_not_allowed, not_found_path
@@ -180,11 +181,15 @@ def _handler(request: web.Request, route: ResourceRoute) -> tuple[Handler, bool]
     """The verb handler for this method and URL, and whether it reads."""
     method = request.method
     sub = route.subresource
+    if empty_resources.holds_nothing(route.rt) and method not in _READ_METHODS:
+        raise method_not_allowed()
     is_watch = route.watch_path or request.query.get("watch", "") in ("1", "true", "True", "t", "T", "TRUE")
     if sub == "binding":
         if method == "POST":
             return create.create, False
         raise method_not_allowed()
+    if sub in connect.METHODS:
+        return connect.connect, False
     if route.name is None:
         if method in _READ_METHODS:
             return (watch.watch if is_watch else list_handler.list_), True

@@ -73,8 +73,21 @@ async def test_aggregated_discovery(client: Any) -> None:
     doc = await r.json()
     (core,) = doc["items"]
     assert core["metadata"]["name"] == ""
-    pods = next(r for r in core["versions"][0]["resources"] if r["resource"] == "pods")
-    assert {s["subresource"] for s in pods["subresources"]} == {"binding", "status"}
+    resources = {r["resource"]: r for r in core["versions"][0]["resources"]}
+    pods = resources["pods"]
+    # As kube-apiserver 1.31 lists them (its /api discovery), for the subresources draplane answers.
+    assert {s["subresource"]: (s["responseKind"]["kind"], s["verbs"]) for s in pods["subresources"]} == {
+        "attach": ("PodAttachOptions", ["create", "get"]),
+        "binding": ("Binding", ["create"]),
+        "exec": ("PodExecOptions", ["create", "get"]),
+        "log": ("Pod", ["get"]),
+        "portforward": ("PodPortForwardOptions", ["create", "get"]),
+        "status": ("Pod", ["get", "patch", "update"]),
+    }
+    # Services: served empty and read-only, so that kubectl cluster-info finds the type.
+    services = resources["services"]
+    assert services["verbs"] == ["get", "list", "watch"] and services["shortNames"] == ["svc"]
+    assert services["scope"] == "Namespaced" and "subresources" not in services
 
 
 async def test_etag_not_modified(client: Any) -> None:
