@@ -13,8 +13,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from services.kube.resource_limits import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
 
+from services.kube.resource_limits import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
 from services.kube.resourceclaim import (
     MAX_GENERATE_NAME_BASE_LENGTH,
     APIUnsupportedError,
