@@ -16,6 +16,16 @@ two functions per kind, to and from storage.
 
 Conversion functions are pure: they take the object in one version and return
 it in the other (they may reuse unchanged sub-objects of their input).
+
+resource.k8s.io has its storage (hub) form and the functions of every version
+to and from it (`services.api.machinery.conversions`, decision in
+docs/decisions/api-versions.md), named `INTERNAL` in `CONVERSIONS`. Serving
+does not use them yet: the group's registry rows still name v1alpha3 as the
+storage version, so `to_storage`/`from_storage` are what they were. They are
+reached with `to_internal`/`from_internal` (or ``convert(..., hub=INTERNAL)``),
+and `keep_unrepresentable` keeps stored fields a version cannot express on an
+update through it. Serving the new versions makes `INTERNAL` the group's
+storage version.
 """
 
 from __future__ import annotations
@@ -24,23 +34,29 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any
 
+from services.api.machinery.conversions import unrepresentable
+from services.api.machinery.conversions.table import INTERNAL, RESOURCE_CONVERSIONS
 from services.api.types import registry
 
 __all__ = [
     "CONVERSIONS",
+    "INTERNAL",
     "ConversionError",
     "Converter",
     "convert",
+    "from_internal",
     "from_storage",
+    "keep_unrepresentable",
     "storage_version",
+    "to_internal",
     "to_storage",
 ]
 
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
 
 # (group, kind, from_version, to_version) → function. One of the two versions
-# is always the group's storage version.
-CONVERSIONS: Mapping[tuple[str, str, str, str], Converter] = MappingProxyType({})
+# is always the hub: the group's storage version, or `INTERNAL`.
+CONVERSIONS: Mapping[tuple[str, str, str, str], Converter] = MappingProxyType({**RESOURCE_CONVERSIONS})
 
 
 class ConversionError(ValueError):
@@ -59,15 +75,26 @@ def _api_version(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 
 
-def convert(obj: dict[str, Any], *, group: str, kind: str, from_version: str, to_version: str) -> dict[str, Any]:
+def convert(
+    obj: dict[str, Any],
+    *,
+    group: str,
+    kind: str,
+    from_version: str,
+    to_version: str,
+    hub: str | None = None,
+) -> dict[str, Any]:
     """``obj`` (a ``kind`` in ``group/from_version``) as ``group/to_version``.
 
     Same version: the object itself with ``apiVersion`` set. Otherwise through
-    the storage version, using the functions in `CONVERSIONS`.
+    ``hub`` (by default the storage version), using the functions in
+    `CONVERSIONS`. An object converted to `INTERNAL` keeps the ``apiVersion``
+    it had: the hub form is never on the wire.
     """
     if from_version == to_version:
         return _stamp(obj, group, to_version)
-    hub = storage_version(group, kind)
+    if hub is None:
+        hub = storage_version(group, kind)
     current = obj
     for step_from, step_to in ((from_version, hub), (hub, to_version)):
         if step_from == step_to:
@@ -92,7 +119,34 @@ def from_storage(obj: dict[str, Any], *, group: str, kind: str, version: str) ->
     return convert(obj, group=group, kind=kind, from_version=storage_version(group, kind), to_version=version)
 
 
+def to_internal(obj: dict[str, Any], *, group: str, kind: str, version: str) -> dict[str, Any]:
+    """A decoded ``group/version`` object in the group's hub form (`INTERNAL`)."""
+    return convert(obj, group=group, kind=kind, from_version=version, to_version=INTERNAL, hub=INTERNAL)
+
+
+def from_internal(obj: dict[str, Any], *, group: str, kind: str, version: str) -> dict[str, Any]:
+    """A hub-form object in ``group/version``."""
+    return convert(obj, group=group, kind=kind, from_version=INTERNAL, to_version=version, hub=INTERNAL)
+
+
+def keep_unrepresentable(
+    new_hub: dict[str, Any], old_hub: dict[str, Any], *, group: str, kind: str, version: str
+) -> dict[str, Any]:
+    """An update written through ``version`` (``new_hub``, already in hub form) with what ``version``
+    cannot express kept from the stored object ``old_hub`` (`conversions.unrepresentable`)."""
+    if version == INTERNAL:
+        return new_hub
+    return unrepresentable.keep_unrepresentable(
+        new_hub,
+        old_hub,
+        to_version=lambda o: from_internal(o, group=group, kind=kind, version=version),
+        from_version=lambda o: to_internal(o, group=group, kind=kind, version=version),
+    )
+
+
 def _stamp(obj: dict[str, Any], group: str, version: str) -> dict[str, Any]:
+    if version == INTERNAL:
+        return obj
     api_version = _api_version(group, version)
     if obj.get("apiVersion") != api_version:
         obj = {**obj, "apiVersion": api_version}
