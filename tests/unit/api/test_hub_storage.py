@@ -1,0 +1,66 @@
+"""Objects as today's log holds them (1.31 v1alpha3) are hub objects, so old logs load unchanged.
+
+The samples (`tests.support.samples`) are the 1.31 objects draplane stores
+today, classic DRA fields included. DeviceClass, ResourceClaim,
+ResourceClaimTemplate and PodSchedulingContext decode strictly as the hub
+models as they are, and the v1alpha3 → hub conversion returns them untouched.
+ResourceSlice is the one exception: 1.31 stores a device's capacity as a bare
+quantity and the hub (1.37's v1beta1 layout) as ``{value: ...}``, so a
+recorded slice needs the v1alpha3 → hub conversion, which wraps capacity and
+changes nothing else (docs/decisions/api-versions.md).
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import pytest
+
+from services.api.machinery.conversion import from_internal, to_internal
+from services.api.machinery.conversions.table import GROUP
+from services.api.types.resource_hub import HUB_MODELS
+from tests.support import samples
+
+AS_STORED: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+    ("DeviceClass", samples.device_class),
+    ("ResourceClaim", samples.resource_claim),
+    ("ResourceClaimTemplate", samples.resource_claim_template),
+    ("PodSchedulingContext", samples.pod_scheduling_context),
+]
+
+
+@pytest.mark.parametrize(("kind", "sample"), AS_STORED, ids=[k for k, _ in AS_STORED])
+def test_a_stored_object_is_already_a_hub_object(kind: str, sample: Callable[[], dict[str, Any]]) -> None:
+    stored = sample()
+    msgspec.convert(stored, HUB_MODELS[kind])  # strict: unknown fields and wrong types raise
+    # Reading it needs no conversion: the v1alpha3 → hub step hands back the very object.
+    assert to_internal(stored, group=GROUP, kind=kind, version="v1alpha3") is stored
+    # And 1.31 clients read exactly what they read today.
+    assert from_internal(stored, group=GROUP, kind=kind, version="v1alpha3") == stored
+
+
+def test_a_stored_claim_keeps_its_allocation_and_resource_version() -> None:
+    stored = samples.resource_claim()
+    hub = to_internal(copy.deepcopy(stored), group=GROUP, kind="ResourceClaim", version="v1alpha3")
+    assert hub["status"] == stored["status"]  # allocation, controller, reservedFor, deallocationRequested
+    assert hub["metadata"] == stored["metadata"]
+
+
+def test_a_stored_slice_needs_only_its_capacity_wrapped() -> None:
+    stored = samples.resource_slice(devices=4)
+    with pytest.raises(msgspec.ValidationError, match=r"capacity"):
+        msgspec.convert(stored, HUB_MODELS["ResourceSlice"])
+    hub = to_internal(stored, group=GROUP, kind="ResourceSlice", version="v1alpha3")
+    msgspec.convert(hub, HUB_MODELS["ResourceSlice"])
+    assert hub["metadata"] == stored["metadata"]
+    for before, after in zip(stored["spec"]["devices"], hub["spec"]["devices"], strict=True):
+        assert after["basic"]["capacity"] == {k: {"value": v} for k, v in before["basic"]["capacity"].items()}
+        assert after["basic"]["attributes"] == before["basic"]["attributes"]
+    unwrapped = {**hub["spec"], "devices": stored["spec"]["devices"]}
+    assert unwrapped == stored["spec"]
+    # Idempotent: an upgraded slice passes through unchanged, so it may be applied to every record.
+    assert to_internal(hub, group=GROUP, kind="ResourceSlice", version="v1alpha3") == hub
+    assert from_internal(hub, group=GROUP, kind="ResourceSlice", version="v1alpha3") == stored
