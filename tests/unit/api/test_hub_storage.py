@@ -6,8 +6,8 @@ ResourceClaimTemplate and PodSchedulingContext decode strictly as the hub
 models as they are, and the v1alpha3 → hub conversion returns them untouched.
 ResourceSlice is the one exception: 1.31 stores a device's capacity as a bare
 quantity and the hub (1.37's v1beta1 layout) as ``{value: ...}``, so a
-recorded slice needs the v1alpha3 → hub conversion, which wraps capacity and
-changes nothing else (docs/decisions/api-versions.md).
+recorded slice (the samples' and the one today's driver publishes) needs the
+v1alpha3 → hub conversion, which wraps capacity and changes nothing else (docs/decisions/api-versions.md).
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ import pytest
 from services.api.machinery.conversion import from_internal, to_internal
 from services.api.machinery.conversions.table import GROUP
 from services.api.types.resource_hub import HUB_MODELS
+from services.driver.inventory import default_inventory
+from services.driver.slices import desired_slices
 from tests.support import samples
 
 AS_STORED: list[tuple[str, Callable[[], dict[str, Any]]]] = [
@@ -49,8 +51,21 @@ def test_a_stored_claim_keeps_its_allocation_and_resource_version() -> None:
     assert hub["metadata"] == stored["metadata"]
 
 
-def test_a_stored_slice_needs_only_its_capacity_wrapped() -> None:
-    stored = samples.resource_slice(devices=4)
+def _driver_slice() -> dict[str, Any]:
+    # What today's driver publishes (services/driver): its default GPU inventory, one slice.
+    devices = default_inventory("worker-1", count=3)
+    return desired_slices(node="worker-1", driver="gpu.example.com", devices=devices, generation=1)[0]
+
+
+SLICES: list[tuple[str, Callable[[], dict[str, Any]]]] = [
+    ("sample", lambda: samples.resource_slice(devices=4)),
+    ("driver", _driver_slice),
+]
+
+
+@pytest.mark.parametrize(("source", "sample"), SLICES, ids=[s for s, _ in SLICES])
+def test_a_stored_slice_needs_only_its_capacity_wrapped(source: str, sample: Callable[[], dict[str, Any]]) -> None:
+    stored = sample()
     with pytest.raises(msgspec.ValidationError, match=r"capacity"):
         msgspec.convert(stored, HUB_MODELS["ResourceSlice"])
     hub = to_internal(stored, group=GROUP, kind="ResourceSlice", version="v1alpha3")
