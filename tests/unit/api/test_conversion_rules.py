@@ -138,6 +138,8 @@ BOTH_WAYS: list[tuple[str, Obj, Obj]] = [
         ),
     ),
     (
+        # Go's decoder makes [] a non-nil slice, so exactly is built; its encoder would then omit the empty
+        # list and print deviceClassName: "" (no omitempty), while draplane carries wire values as written.
         "a present empty list counts as set (Go's non-nil slice)",
         claim({"name": "r", "exactly": {"selectors": []}}),
         claim({"name": "r", "selectors": []}),
