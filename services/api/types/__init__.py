@@ -13,6 +13,8 @@ chosen over pydantic after measuring both (docs/decisions/models.md).
   ResourceSlice, PodSchedulingContext;
 - `resource_v1`, `resource_v1beta2`, `resource_v1beta1` — Kubernetes 1.37's
   shapes of the group, generated but not served yet (`ALL_MODELS`).
+- `resource_hub` — the group's storage (hub) form: v1beta1's models plus the
+  1.31-only classic fields (docs/decisions/api-versions.md).
 
 The model modules are generated from Kubernetes' own schemas
 (`services.api.types.schemas`) by ``python -m ops.gen_models --write``.
