@@ -103,7 +103,12 @@ class Outcome:
 
 
 def _copy(obj: Obj) -> Obj:
-    result: Obj = orjson.loads(orjson.dumps(obj))
+    try:
+        result: Obj = orjson.loads(orjson.dumps(obj))
+    except TypeError as err:  # orjson stops at 255 levels; a body from the requests log is not depth-checked
+        if "Recursion limit" not in str(err):
+            raise
+        raise st.bad_request("couldn't get version/kind; json parse error: exceeded max depth") from err
     return result
 
 

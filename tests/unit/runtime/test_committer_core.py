@@ -378,3 +378,18 @@ def test_binding_of_the_wrong_shape_is_a_400(target: object, message: str) -> No
     assert message in o.status["message"]
     stored = core.index.get("core/pods/default/p")
     assert stored is not None and "nodeName" not in stored[1].get("spec", {})
+
+
+@pytest.mark.parametrize("depth", [254, 2000])
+def test_a_body_nested_deeper_than_the_log_holds_is_a_400_not_a_500(depth: int) -> None:
+    # Found by tests/fuzz/test_fuzz_committer.py: orjson stops at 255 levels, and a body that comes
+    # through the requests log (not the REST edge, which checks depth) made the copy fail with a 500.
+    core = make_core()
+    nested: Any = "x"
+    for _ in range(depth):
+        nested = {"a": nested}
+    (outcome,) = commit(core, req("create", "", "namespaces", "", "deep", object={"metadata": {"name": "deep"}, "spec": nested}))
+    assert outcome.code == 400, outcome.status
+    assert outcome.status is not None
+    assert outcome.status["message"] == "couldn't get version/kind; json parse error: exceeded max depth"
+    assert outcome.writes == []
