@@ -20,14 +20,27 @@ from typing import Any
 import msgspec
 import pytest
 
+from services.api.admission.validation.device_class import validate_device_class
 from services.api.admission.validation.resource_claim import (
     validate_resource_claim,
     validate_resource_claim_status_update,
 )
+from services.api.admission.validation.resource_claim_template import validate_resource_claim_template
 from services.api.admission.validation.resource_slice import validate_resource_slice
 from services.api.types.resource_hub import HUB_MODELS
 from services.kube.resource_limits import LIMITS_1_37
-from tests.unit.validation.objects import BAD_NAME, LABEL_MSG, NAME_PART_MSG, UID, claim, mutated, render
+from tests.unit.validation.objects import (
+    BAD_NAME,
+    LABEL_MSG,
+    NAME_PART_MSG,
+    UID,
+    claim,
+    device_class,
+    mutated,
+    render,
+    resource_slice,
+    template,
+)
 
 Obj = dict[str, Any]
 Change = Callable[[Obj], Any]
@@ -436,8 +449,6 @@ def test_slice_1_37(obj: Obj, expected: list[str]) -> None:
 
 def test_slice_keeps_1_31_limit_by_default() -> None:
     """Served today: 1.31 validates each device, then ``Too long`` at 128, whatever the layout."""
-    from tests.unit.validation.objects import resource_slice
-
     assert render(validate_resource_slice(resource_slice(129))) == [
         "spec.devices: Too long: may not be longer than 128"
     ]
@@ -451,3 +462,32 @@ def test_valid_cases_are_hub_objects() -> None:
     for _, obj, expected in SLICE_CASES:
         if not expected:
             msgspec.convert(obj, HUB_MODELS["ResourceSlice"])
+
+
+def test_template_paths_1_37() -> None:
+    """A template's claim spec is validated as a claim's, one ``spec`` deeper."""
+    obj = template()
+    obj["spec"]["spec"]["devices"]["requests"][0] = {"name": "gpu", "firstAvailable": [sub(f"s{i}") for i in range(9)]}
+    assert render(validate_resource_claim_template(obj, limits=LIMITS_1_37)) == [
+        "spec.spec.devices.requests[0].firstAvailable: Too many: 9: must have at most 8 items"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "entry", "expected"),
+    [
+        ("selectors", {"cel": {"expression": "true"}}, "spec.selectors: Too many: 33: must have at most 32 items"),
+        (
+            "config",
+            {"opaque": {"driver": "gpu.example.com", "parameters": {}}},
+            "spec.config: Too many: 33: must have at most 32 items",
+        ),
+    ],
+)
+def test_class_lists_1_37(field: str, entry: Obj, expected: str) -> None:
+    obj = device_class()
+    obj["spec"][field] = [copy.deepcopy(entry) for _ in range(33)]
+    assert render(validate_device_class(obj, limits=LIMITS_1_37)) == [expected]
+    assert render(validate_device_class(obj)) == [
+        expected.replace("Too many: 33: must have at most 32 items", "Too long: may not be longer than 32")
+    ]

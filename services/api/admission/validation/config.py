@@ -67,13 +67,14 @@ def validate_claim_configs(
     return validate_slice(configs, DEVICE_CONFIG_MAX_SIZE, one, path, limits=limits)
 
 
-def validate_class_configs(configs: list[Any], path: str) -> list[FieldError]:
+def validate_class_configs(configs: list[Any], path: str, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     """``spec.config`` of a DeviceClass (at most 32 entries)."""
     return validate_slice(
         configs,
         DEVICE_CONFIG_MAX_SIZE,
         lambda c, p: validate_device_configuration(c if isinstance(c, dict) else {}, p),
         path,
+        limits=limits,
     )
 
 
