@@ -351,7 +351,43 @@ def counter_sets(n: int, counters: int = 1) -> Obj:
     return obj
 
 
+def per_device(*node_fields: Obj) -> Obj:
+    obj = hub_slice(len(node_fields), nodeName="", perDeviceNodeSelection=True)
+    for device, fields in zip(obj["spec"]["devices"], node_fields, strict=True):
+        device["basic"].update(fields)
+    return obj
+
+
+PER_DEVICE_MSG = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required "
+    "when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+)
+
 SLICE_CASES: list[tuple[str, Obj, list[str]]] = [
+    ("per-device node selection", per_device({"nodeName": "worker-1"}, {"allNodes": True}), []),
+    (
+        "per-device node selection, device without one",
+        per_device({}),
+        [f"spec.devices[0]: Required value: {PER_DEVICE_MSG}"],
+    ),
+    (
+        "per-device node selection, device with two",
+        per_device({"nodeName": "worker-1", "allNodes": True}),
+        [f'spec.devices[0]: Invalid value: "{{`nodeName`, `allNodes`}}": {PER_DEVICE_MSG}'],
+    ),
+    (
+        "device node name without per-device selection",
+        with_device0(nodeName="worker-1"),
+        [
+            "spec.devices[0]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set "
+            "if `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+        ],
+    ),
+    (
+        "perDeviceNodeSelection false",
+        hub_slice(perDeviceNodeSelection=False),
+        ["spec.perDeviceNodeSelection: Invalid value: false: must be either unset or set to true"],
+    ),
     ("valid hub slice", hub_slice(), []),
     ("128 devices", hub_slice(128), []),
     ("129 devices", hub_slice(129), ["spec.devices: Too many: 129: must have at most 128 items"]),

@@ -200,7 +200,46 @@ def validate_counter_consumption(consumption: Any, path: str) -> list[FieldError
     return errs
 
 
-def _validate_device_1_37(entry: Obj, path: str, *, limits: ResourceLimits) -> list[FieldError]:
+PER_DEVICE_NODE_SELECTION_MESSAGE = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required "
+    "when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+)
+
+
+def _validate_device_node_selection(basic: Obj, path: str, *, per_device: bool) -> list[FieldError]:
+    """A device's nodeName/nodeSelector/allNodes (pointers in the hub): required iff the slice selects per device."""
+    node_name, node_selector, all_nodes = basic.get("nodeName"), basic.get("nodeSelector"), basic.get("allNodes")
+    if not per_device:
+        if node_name is not None or node_selector is not None or all_nodes is not None:
+            message = (
+                "`nodeName`, `nodeSelector` and `allNodes` can only be set "
+                "if `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+            )
+            return [invalid(path, None, message)]
+        return []
+    errs: list[FieldError] = []
+    set_fields: list[str] = []
+    if isinstance(node_name, str):
+        if node_name:
+            set_fields.append("`nodeName`")
+            errs.extend(validate_node_name(node_name, f"{path}.nodeName"))
+        else:
+            errs.append(invalid(f"{path}.nodeName", node_name, "must not be empty"))
+    if isinstance(node_selector, dict):
+        set_fields.append("`nodeSelector`")
+        errs.extend(validate_node_selector(node_selector, f"{path}.nodeSelector"))
+    if all_nodes is True:
+        set_fields.append("`allNodes`")
+    elif all_nodes is False:
+        errs.append(invalid(f"{path}.allNodes", False, "must be either unset or set to true"))
+    if not set_fields:
+        errs.append(required(path, PER_DEVICE_NODE_SELECTION_MESSAGE))
+    elif len(set_fields) > 1:
+        errs.append(invalid(path, "{" + ", ".join(set_fields) + "}", PER_DEVICE_NODE_SELECTION_MESSAGE))
+    return errs
+
+
+def _validate_device_1_37(entry: Obj, path: str, *, limits: ResourceLimits, per_device: bool) -> list[FieldError]:
     """1.37's device: the hub keeps it under ``basic``, 1.37 validates (and names paths of) the flat device."""
     errs = validate_device_name(text(entry, "name"), f"{path}.name")
     basic = mapping(entry, "basic")
@@ -220,13 +259,17 @@ def _validate_device_1_37(entry: Obj, path: str, *, limits: ResourceLimits) -> l
             limits=limits,
         )
     )
+    errs.extend(_validate_device_node_selection(basic, path, per_device=per_device))
     return errs
 
 
-def validate_device(device: Any, path: str, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
+def validate_device(
+    device: Any, path: str, *, limits: ResourceLimits = LIMITS_1_31, per_device: bool = False
+) -> list[FieldError]:
+    """One device; ``per_device`` is 1.37's slice-level ``perDeviceNodeSelection``."""
     entry: Obj = device if isinstance(device, dict) else {}
     if limits.too_many:
-        return _validate_device_1_37(entry, path, limits=limits)
+        return _validate_device_1_37(entry, path, limits=limits, per_device=per_device)
     errs = validate_device_name(text(entry, "name"), f"{path}.name")
     basic = entry.get("basic")
     if not isinstance(basic, dict):
@@ -308,11 +351,12 @@ def _validate_slice_contents_1_37(spec: Obj, *, limits: ResourceLimits) -> list[
     if isinstance(spec.get("sharedCounters"), list) and isinstance(spec.get("devices"), list):
         errs.append(invalid("spec", "", "only one of `sharedCounters` or `devices` is allowed"))
     devices = items(spec, "devices")
+    per_device = spec.get("perDeviceNodeSelection") is True
     errs.extend(
         validate_set(
             devices,
             max_devices_per_slice(devices),
-            lambda d, p: validate_device(d, p, limits=limits),
+            lambda d, p: validate_device(d, p, limits=limits, per_device=per_device),
             "spec.devices",
             key=lambda d: text(d, "name") if isinstance(d, dict) else "",
             limits=limits,
