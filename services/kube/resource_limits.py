@@ -71,6 +71,12 @@ declarative tags (no ``+k8s:maxItems`` on ``tolerations``) check it, so a
 request with 17 tolerations is valid in 1.37; validation follows that.
 """
 
+BINDING_CONDITIONS_MAX_SIZE = 4
+"""``BindingConditionsMaxSize``: a device's bindingConditions (DRADeviceBindingConditions)."""
+
+BINDING_FAILURE_CONDITIONS_MAX_SIZE = 4
+"""``BindingFailureConditionsMaxSize``: a device's bindingFailureConditions."""
+
 FIRST_AVAILABLE_DEVICE_REQUEST_MAX_SIZE = 8
 """``FirstAvailableDeviceRequestMaxSize``: subrequests of a request's firstAvailable."""
 

@@ -383,6 +383,29 @@ SLICE_CASES: list[tuple[str, Obj, list[str]]] = [
             "if `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
         ],
     ),
+    ("4 binding conditions", with_device0(bindingConditions=["a", "b", "c", "d"], bindingFailureConditions=["e"]), []),
+    (
+        "5 binding conditions",
+        with_device0(bindingConditions=["a", "b", "c", "d", "e"], bindingFailureConditions=["f"]),
+        ["spec.devices[0].bindingConditions: Too many: 5: must have at most 4 items"],
+    ),
+    (
+        "duplicate and overlapping binding conditions",
+        with_device0(bindingConditions=["a", "a"], bindingFailureConditions=["a"]),
+        [
+            'spec.devices[0].bindingConditions[1]: Duplicate value: "a"',
+            'spec.devices[0].bindingFailureConditions[0]: Invalid value: "a": '
+            "bindingFailureConditions must not overlap with bindingConditions",
+        ],
+    ),
+    (
+        "binding failure conditions alone",
+        with_device0(bindingFailureConditions=["f"]),
+        [
+            "spec.devices[0].bindingConditions: Invalid value: []string(nil): "
+            "bindingConditions are required to use bindingFailureConditions"
+        ],
+    ),
     (
         "perDeviceNodeSelection false",
         hub_slice(perDeviceNodeSelection=False),

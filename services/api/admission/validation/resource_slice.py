@@ -32,7 +32,12 @@ from services.api.admission.validation.dra_names import (
     validate_qualified_name,
 )
 from services.api.admission.validation.lists import validate_set, validate_slice
-from services.api.admission.validation.names import byte_len, dns1123_label_errors, name_is_dns_subdomain
+from services.api.admission.validation.names import (
+    byte_len,
+    dns1123_label_errors,
+    name_is_dns_subdomain,
+    qualified_name_errors,
+)
 from services.api.admission.validation.node_selector import validate_node_selector
 from services.api.admission.validation.object_meta import (
     FIELD_IMMUTABLE,
@@ -43,6 +48,7 @@ from services.api.admission.validation.tolerations import validate_device_taint
 from services.api.machinery.field_errors import (
     FieldError,
     Verbatim,
+    duplicate,
     invalid,
     required,
     too_long_max_length,
@@ -50,6 +56,8 @@ from services.api.machinery.field_errors import (
 )
 from services.kube.quantity import FORMAT_WRONG, wire_quantity
 from services.kube.resource_limits import (
+    BINDING_CONDITIONS_MAX_SIZE,
+    BINDING_FAILURE_CONDITIONS_MAX_SIZE,
     DEVICE_TAINTS_MAX_LENGTH,
     LIMITS_1_31,
     RESOURCE_SLICE_MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE,
@@ -239,6 +247,59 @@ def _validate_device_node_selection(basic: Obj, path: str, *, per_device: bool) 
     return errs
 
 
+def _validate_binding_conditions(basic: Obj, path: str, *, limits: ResourceLimits) -> list[FieldError]:
+    """bindingConditions and bindingFailureConditions: at most 4 label keys each, unique, disjoint, both or neither."""
+    conditions = [c for c in items(basic, "bindingConditions") if isinstance(c, str)]
+    failures = [c for c in items(basic, "bindingFailureConditions") if isinstance(c, str)]
+    errs = validate_slice(
+        conditions, BINDING_CONDITIONS_MAX_SIZE, qualified_name_errors, f"{path}.bindingConditions", limits=limits
+    )
+    errs.extend(
+        validate_slice(
+            failures,
+            BINDING_FAILURE_CONDITIONS_MAX_SIZE,
+            qualified_name_errors,
+            f"{path}.bindingFailureConditions",
+            limits=limits,
+        )
+    )
+    seen: set[str] = set()
+    for i, condition in enumerate(conditions):
+        if condition in seen:
+            errs.append(duplicate(f"{path}.bindingConditions[{i}]", condition))
+        seen.add(condition)
+    seen_failures: set[str] = set()
+    for i, condition in enumerate(failures):
+        if condition in seen_failures:
+            errs.append(duplicate(f"{path}.bindingFailureConditions[{i}]", condition))
+        seen_failures.add(condition)
+        if condition in seen:
+            errs.append(
+                invalid(
+                    f"{path}.bindingFailureConditions[{i}]",
+                    condition,
+                    "bindingFailureConditions must not overlap with bindingConditions",
+                )
+            )
+    if not conditions and failures:
+        errs.append(
+            invalid(
+                f"{path}.bindingConditions",
+                Verbatim("[]string(nil)"),
+                "bindingConditions are required to use bindingFailureConditions",
+            )
+        )
+    if not failures and conditions:
+        errs.append(
+            invalid(
+                f"{path}.bindingFailureConditions",
+                Verbatim("[]string(nil)"),
+                "bindingFailureConditions are required to use bindingConditions",
+            )
+        )
+    return errs
+
+
 def _validate_device_1_37(entry: Obj, path: str, *, limits: ResourceLimits, per_device: bool) -> list[FieldError]:
     """1.37's device: the hub keeps it under ``basic``, 1.37 validates (and names paths of) the flat device."""
     errs = validate_device_name(text(entry, "name"), f"{path}.name")
@@ -260,6 +321,7 @@ def _validate_device_1_37(entry: Obj, path: str, *, limits: ResourceLimits, per_
         )
     )
     errs.extend(_validate_device_node_selection(basic, path, per_device=per_device))
+    errs.extend(_validate_binding_conditions(basic, path, limits=limits))
     return errs
 
 
