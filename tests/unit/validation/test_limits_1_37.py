@@ -5,8 +5,10 @@ validates its internal form, so paths name ``exactly`` for a request's flat
 fields and never ``basic`` for a device. Expectations come from reading
 ``pkg/apis/resource/validation/validation.go`` and the v1beta1
 ``zz_generated.validations.go`` of k8s.io/kubernetes@v1.37.2 (not from running
-it): list limits are ``field.TooMany`` reported alone (``validateSlice``/
-``validateSet`` short-circuit), duplicates sit at the entry (``path[i]``).
+it) and apimachinery@v0.37.2's ``field`` errors: list limits are
+``field.TooMany`` reported alone (``validateSlice``/``validateSet``
+short-circuit), duplicates sit at the entry (``path[i]``), ``TooLong`` says
+``may not be more than N bytes`` and a bad value prints as JSON (nil is null).
 The same objects under the 1.31 default keep 1.31's wording, which is what is
 served today.
 """
@@ -220,7 +222,7 @@ CLAIM_CASES: list[tuple[str, Change, list[str]]] = [
     (
         "CEL expression over 10Ki, not compiled",
         set_request(selectors=[{"cel": {"expression": "(" * 10241}}]),
-        [f"{REQ}.exactly.selectors[0].cel.expression: Too long: must have at most 10240 bytes"],
+        [f"{REQ}.exactly.selectors[0].cel.expression: Too long: may not be more than 10240 bytes"],
     ),
 ]
 
@@ -402,8 +404,21 @@ SLICE_CASES: list[tuple[str, Obj, list[str]]] = [
         "binding failure conditions alone",
         with_device0(bindingFailureConditions=["f"]),
         [
-            "spec.devices[0].bindingConditions: Invalid value: []string(nil): "
+            "spec.devices[0].bindingConditions: Invalid value: null: "
             "bindingConditions are required to use bindingFailureConditions"
+        ],
+    ),
+    (
+        "string attribute over 64 bytes",
+        with_device0(attributes={"uuid": {"string": "x" * 65}}),
+        ["spec.devices[0].attributes[uuid].string: Too long: may not be more than 64 bytes"],
+    ),
+    (
+        "nodeSelector without terms",
+        hub_slice(nodeName="", nodeSelector={"nodeSelectorTerms": []}),
+        [
+            "spec.nodeSelector.nodeSelectorTerms: Required value: must have at least one node selector term",
+            "spec.nodeSelector.nodeSelectorTerms: Invalid value: null: must have exactly one node selector term",
         ],
     ),
     (

@@ -51,6 +51,7 @@ from services.api.machinery.field_errors import (
     duplicate,
     invalid,
     required,
+    too_long_bytes,
     too_long_max_length,
     too_many,
 )
@@ -98,7 +99,13 @@ def _is_simple_valid_attribute(attribute: Any) -> bool:
     return kind == "string" or (kind == "version" and SEMVER_RE.fullmatch(value) is not None)
 
 
-def validate_attribute(attribute: Any, path: str) -> list[FieldError]:
+def _value_too_long(path: str, value: Any, *, limits: ResourceLimits) -> FieldError:
+    if limits.too_many:
+        return too_long_bytes(path, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
+    return too_long_max_length(path, value, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH)
+
+
+def validate_attribute(attribute: Any, path: str, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     attr: Obj = attribute if isinstance(attribute, dict) else {}
     errs: list[FieldError] = []
     fields = 0
@@ -109,7 +116,7 @@ def validate_attribute(attribute: Any, path: str) -> list[FieldError]:
     string_value = attr.get("string")
     if string_value is not None:
         if byte_len(str(string_value)) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
-            errs.append(too_long_max_length(f"{path}.string", string_value, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH))
+            errs.append(_value_too_long(f"{path}.string", string_value, limits=limits))
         fields += 1
     version_value = attr.get("version")
     if version_value is not None:
@@ -118,7 +125,7 @@ def validate_attribute(attribute: Any, path: str) -> list[FieldError]:
         if SEMVER_RE.fullmatch(version) is None:
             errs.append(invalid(f"{path}.version", version, "must be a string compatible with semver.org spec 2.0.0"))
         if byte_len(version) > DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH:
-            errs.append(too_long_max_length(f"{path}.version", version, DEVICE_ATTRIBUTE_MAX_VALUE_LENGTH))
+            errs.append(_value_too_long(f"{path}.version", version, limits=limits))
     if fields == 0:
         errs.append(required(path, "exactly one value must be specified"))
     elif fields > 1:
@@ -149,7 +156,7 @@ def validate_basic_device(basic: Obj, path: str, *, limits: ResourceLimits = LIM
         if not is_valid_qualified_name(name):
             errs.extend(validate_qualified_name(name, f"{path}.attributes"))
         if not _is_simple_valid_attribute(value):
-            errs.extend(validate_attribute(value, f"{path}.attributes[{name}]"))
+            errs.extend(validate_attribute(value, f"{path}.attributes[{name}]", limits=limits))
     for name, value in capacity.items():
         if not is_valid_qualified_name(name):
             errs.extend(validate_qualified_name(name, f"{path}.capacity"))
@@ -285,7 +292,7 @@ def _validate_binding_conditions(basic: Obj, path: str, *, limits: ResourceLimit
         errs.append(
             invalid(
                 f"{path}.bindingConditions",
-                Verbatim("[]string(nil)"),
+                None,
                 "bindingConditions are required to use bindingFailureConditions",
             )
         )
@@ -293,7 +300,7 @@ def _validate_binding_conditions(basic: Obj, path: str, *, limits: ResourceLimit
         errs.append(
             invalid(
                 f"{path}.bindingFailureConditions",
-                Verbatim("[]string(nil)"),
+                None,
                 "bindingFailureConditions are required to use bindingConditions",
             )
         )
@@ -375,9 +382,11 @@ def _validate_node_selection_1_37(spec: Obj) -> list[FieldError]:
         errs.extend(validate_node_selector(node_selector, "spec.nodeSelector"))
         terms = items(node_selector, "nodeSelectorTerms")
         if len(terms) != 1:
-            shown = terms if terms else Verbatim("[]core.NodeSelectorTerm(nil)")
+            # apimachinery 0.37 prints a bad value as JSON: a nil list is null.
             errs.append(
-                invalid("spec.nodeSelector.nodeSelectorTerms", shown, "must have exactly one node selector term")
+                invalid(
+                    "spec.nodeSelector.nodeSelectorTerms", terms or None, "must have exactly one node selector term"
+                )
             )
     if spec.get("allNodes") is True:
         set_fields.append("`allNodes`")

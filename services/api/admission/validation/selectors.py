@@ -7,7 +7,7 @@ environment, so a stored object never becomes invalid because the CEL
 library changed and unchanged updates cost no compilation.
 
 Kubernetes 1.37 (``limits=LIMITS_1_37``) first rejects an expression longer
-than 10Ki bytes (``Too long: must have at most 10240 bytes``, not compiled)
+than 10Ki bytes (``Too long: may not be more than 10240 bytes``, not compiled)
 and caps selectors per list with its ``Too many`` wording. Its estimated cost
 limit (1,000,000) is not checked: `services.kube.cel` compiles and type-checks
 but has no cost estimator.
@@ -19,7 +19,7 @@ from typing import Any
 
 from services.api.admission.validation.access import text
 from services.api.admission.validation.lists import validate_slice
-from services.api.machinery.field_errors import FieldError, invalid, required, too_long
+from services.api.machinery.field_errors import FieldError, invalid, required, too_long_bytes
 from services.kube.cel import compile_check
 from services.kube.resource_limits import (
     CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
@@ -39,7 +39,7 @@ def validate_selector(
         return []
     expression = text(cel, "expression")
     if limits.too_many and len(expression.encode()) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
-        return [too_long(f"{path}.cel.expression", "", CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
+        return [too_long_bytes(f"{path}.cel.expression", CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
     message = compile_check(expression)
     if message is None:
         return []
