@@ -206,6 +206,14 @@ def too_long(field: str, value: Any, max_length: int) -> FieldError:
     return FieldError(ErrorType.TOO_LONG, field, value, f"must have at most {max_length} bytes")
 
 
+def too_long_bytes(field: str, max_length: int) -> FieldError:
+    """apimachinery 0.37's ``field.TooLong``: ``Too long: may not be more than N bytes`` (1.31's is `too_long`)."""
+    if max_length < 0:
+        return FieldError(ErrorType.TOO_LONG, field, "", "value is too long")
+    unit = "byte" if max_length == 1 else "bytes"
+    return FieldError(ErrorType.TOO_LONG, field, "", f"may not be more than {max_length} {unit}")
+
+
 def too_long_max_length(field: str, value: Any, max_length: int) -> FieldError:
     """Go's ``field.TooLongMaxLength``: ``Too long: may not be longer than N``."""
     detail = f"may not be longer than {max_length}" if max_length >= 0 else "value is too long"

@@ -17,6 +17,11 @@ the REST layer's rewrites (generated name, copied uid, timestamps and
 generation); absent fields that Kubernetes always defaults are accepted as
 defaulted. It does not mutate its inputs.
 
+The resource.k8s.io validators also judge a storage (hub) form object as
+Kubernetes 1.37 does when given ``limits=LIMITS_1_37``
+(`services.kube.resource_limits`); the entry points here use the 1.31
+default, which is what is served today.
+
 Modules, by concept: `names` (formats and messages), `object_meta`,
 `node_selector`, `quantity`, `equality`, `lists` (size and uniqueness),
 `dra_names`, `selectors` (CEL), `config`, `device_request`, `allocation`,

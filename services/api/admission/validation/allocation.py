@@ -17,7 +17,7 @@ from services.api.admission.validation.dra_names import validate_device_name, va
 from services.api.admission.validation.lists import validate_slice
 from services.api.admission.validation.node_selector import validate_node_selector
 from services.api.machinery.field_errors import FieldError
-from services.kube.resource_limits import ALLOCATION_RESULTS_MAX_SIZE
+from services.kube.resource_limits import LIMITS_1_31, ResourceLimits
 
 
 def validate_result(result: Any, path: str, request_names: Set[str]) -> list[FieldError]:
@@ -29,15 +29,20 @@ def validate_result(result: Any, path: str, request_names: Set[str]) -> list[Fie
     return errs
 
 
-def validate_allocation_result(allocation: Obj, path: str, request_names: Set[str]) -> list[FieldError]:
+def validate_allocation_result(
+    allocation: Obj, path: str, request_names: Set[str], *, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     devices = mapping(allocation, "devices")
     errs = validate_slice(
         items(devices, "results"),
-        ALLOCATION_RESULTS_MAX_SIZE,
+        limits.allocation_results,
         lambda r, p: validate_result(r, p, request_names),
         f"{path}.devices.results",
+        limits=limits,
     )
-    errs.extend(validate_allocation_configs(items(devices, "config"), f"{path}.devices.config", request_names))
+    errs.extend(
+        validate_allocation_configs(items(devices, "config"), f"{path}.devices.config", request_names, limits=limits)
+    )
     node_selector = allocation.get("nodeSelector")
     if isinstance(node_selector, dict):
         errs.extend(validate_node_selector(node_selector, f"{path}.nodeSelector"))

@@ -15,7 +15,7 @@ from services.api.admission.validation.access import Obj, strings, text
 from services.api.admission.validation.dra_names import validate_driver_name, validate_request_name
 from services.api.admission.validation.lists import same, validate_set, validate_slice
 from services.api.machinery.field_errors import FieldError, invalid, not_supported, required
-from services.kube.resource_limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_REQUESTS_MAX_SIZE
+from services.kube.resource_limits import DEVICE_CONFIG_MAX_SIZE, DEVICE_REQUESTS_MAX_SIZE, LIMITS_1_31, ResourceLimits
 
 ALLOCATION_CONFIG_SOURCES = ("FromClaim", "FromClass")  # the order Kubernetes lists them
 
@@ -55,27 +55,32 @@ def validate_device_configuration(config: Obj, path: str) -> list[FieldError]:
     return validate_opaque(opaque, f"{path}.opaque")
 
 
-def validate_claim_configs(configs: list[Any], path: str, request_names: Set[str]) -> list[FieldError]:
+def validate_claim_configs(
+    configs: list[Any], path: str, request_names: Set[str], *, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     """``spec.devices.config`` of a claim (at most 32 entries)."""
 
     def one(config: Any, p: str) -> list[FieldError]:
         entry = config if isinstance(config, dict) else {}
         return validate_request_refs(entry, p, request_names) + validate_device_configuration(entry, p)
 
-    return validate_slice(configs, DEVICE_CONFIG_MAX_SIZE, one, path)
+    return validate_slice(configs, DEVICE_CONFIG_MAX_SIZE, one, path, limits=limits)
 
 
-def validate_class_configs(configs: list[Any], path: str) -> list[FieldError]:
+def validate_class_configs(configs: list[Any], path: str, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     """``spec.config`` of a DeviceClass (at most 32 entries)."""
     return validate_slice(
         configs,
         DEVICE_CONFIG_MAX_SIZE,
         lambda c, p: validate_device_configuration(c if isinstance(c, dict) else {}, p),
         path,
+        limits=limits,
     )
 
 
-def validate_allocation_configs(configs: list[Any], path: str, request_names: Set[str]) -> list[FieldError]:
+def validate_allocation_configs(
+    configs: list[Any], path: str, request_names: Set[str], *, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     """``status.allocation.devices.config``: class and claim configs together, at most 64."""
 
     def one(config: Any, p: str) -> list[FieldError]:
@@ -90,4 +95,4 @@ def validate_allocation_configs(configs: list[Any], path: str, request_names: Se
         errs.extend(validate_device_configuration(entry, p))
         return errs
 
-    return validate_slice(configs, 2 * DEVICE_CONFIG_MAX_SIZE, one, path)
+    return validate_slice(configs, 2 * DEVICE_CONFIG_MAX_SIZE, one, path, limits=limits)

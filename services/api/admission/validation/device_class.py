@@ -4,6 +4,7 @@ Selectors are compiled again only when they changed: Kubernetes treats an
 update that keeps the selectors exactly as before as holding stored
 expressions. Kubernetes 1.31 validates ``suitableNodes`` at the path
 ``suitableNodes`` (without the ``spec.`` prefix); that is reproduced.
+``limits=LIMITS_1_37`` applies 1.37's list wording and CEL length limit.
 """
 
 from __future__ import annotations
@@ -16,28 +17,31 @@ from services.api.admission.validation.node_selector import validate_node_select
 from services.api.admission.validation.object_meta import validate_object_meta, validate_object_meta_update
 from services.api.admission.validation.selectors import validate_selectors
 from services.api.machinery.field_errors import FieldError
+from services.kube.resource_limits import LIMITS_1_31, ResourceLimits
 
 validate_class_name = name_is_dns_subdomain
 
 
-def validate_device_class_spec(spec: Obj, old_spec: Obj | None) -> list[FieldError]:
+def validate_device_class_spec(
+    spec: Obj, old_spec: Obj | None, *, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     selectors = items(spec, "selectors")
     stored = old_spec is not None and semantic_equal(selectors, items(old_spec, "selectors"))
-    errs = validate_selectors(selectors, "spec.selectors", stored=stored)
-    errs.extend(validate_class_configs(items(spec, "config"), "spec.config"))
+    errs = validate_selectors(selectors, "spec.selectors", stored=stored, limits=limits)
+    errs.extend(validate_class_configs(items(spec, "config"), "spec.config", limits=limits))
     suitable_nodes = spec.get("suitableNodes")
     if isinstance(suitable_nodes, dict):
         errs.extend(validate_node_selector(suitable_nodes, "suitableNodes"))
     return errs
 
 
-def validate_device_class(device_class: Obj) -> list[FieldError]:
+def validate_device_class(device_class: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     errs = validate_object_meta(mapping(device_class, "metadata"), namespaced=False, name_fn=validate_class_name)
-    errs.extend(validate_device_class_spec(mapping(device_class, "spec"), None))
+    errs.extend(validate_device_class_spec(mapping(device_class, "spec"), None, limits=limits))
     return errs
 
 
-def validate_device_class_update(new: Obj, old: Obj) -> list[FieldError]:
+def validate_device_class_update(new: Obj, old: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     errs = validate_object_meta_update(mapping(new, "metadata"), mapping(old, "metadata"))
-    errs.extend(validate_device_class_spec(mapping(new, "spec"), mapping(old, "spec")))
+    errs.extend(validate_device_class_spec(mapping(new, "spec"), mapping(old, "spec"), limits=limits))
     return errs

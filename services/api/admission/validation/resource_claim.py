@@ -7,6 +7,10 @@ consumers with unique uids, and gains no new consumers while the claim is
 being deleted or deallocated; ``deallocationRequested`` (classic DRA) needs
 an allocation, cannot be set while the claim is reserved and cannot be
 cleared while the allocation stays.
+
+``limits`` picks the release: 1.31's by default (what is served today);
+`LIMITS_1_37` validates a hub-form object as Kubernetes 1.37 does
+(reservedFor up to 256, 1.37's request shapes and list wording).
 """
 
 from __future__ import annotations
@@ -26,22 +30,24 @@ from services.api.admission.validation.object_meta import (
     validate_object_meta_update,
 )
 from services.api.machinery.field_errors import FieldError, forbidden, invalid, required
-from services.kube.resource_limits import RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
+from services.kube.resource_limits import LIMITS_1_31, ResourceLimits
 
 validate_claim_name = name_is_dns_subdomain
 
 
-def validate_resource_claim_spec(spec: Obj, path: str, *, stored: bool) -> list[FieldError]:
-    errs = validate_device_claim(mapping(spec, "devices"), f"{path}.devices", stored=stored)
+def validate_resource_claim_spec(
+    spec: Obj, path: str, *, stored: bool, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
+    errs = validate_device_claim(mapping(spec, "devices"), f"{path}.devices", stored=stored, limits=limits)
     controller = text(spec, "controller")
     if controller:
         errs.extend(validate_driver_name(controller, f"{path}.controller"))
     return errs
 
 
-def validate_resource_claim(claim: Obj) -> list[FieldError]:
+def validate_resource_claim(claim: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     errs = validate_object_meta(mapping(claim, "metadata"), namespaced=True, name_fn=validate_claim_name)
-    errs.extend(validate_resource_claim_spec(mapping(claim, "spec"), "spec", stored=False))
+    errs.extend(validate_resource_claim_spec(mapping(claim, "spec"), "spec", stored=False, limits=limits))
     return errs
 
 
@@ -53,12 +59,12 @@ def validate_immutable_spec(new: Obj, old: Obj) -> tuple[list[FieldError], bool]
     return [invalid("spec", new_spec, FIELD_IMMUTABLE)], False
 
 
-def validate_resource_claim_update(new: Obj, old: Obj) -> list[FieldError]:
+def validate_resource_claim_update(new: Obj, old: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     errs = validate_object_meta_update(mapping(new, "metadata"), mapping(old, "metadata"))
     spec_errs, unchanged = validate_immutable_spec(new, old)
     errs.extend(spec_errs)
     # An unchanged spec holds stored CEL expressions, which are not compiled again.
-    errs.extend(validate_resource_claim_spec(mapping(new, "spec"), "spec", stored=unchanged))
+    errs.extend(validate_resource_claim_spec(mapping(new, "spec"), "spec", stored=unchanged, limits=limits))
     return errs
 
 
@@ -73,23 +79,29 @@ def _consumer_key(ref: Any) -> tuple[str, str, str, str]:
 
 
 def validate_claim_status(
-    status: Obj, old_status: Obj, *, claim_deleted: bool, names: frozenset[str]
+    status: Obj,
+    old_status: Obj,
+    *,
+    claim_deleted: bool,
+    names: frozenset[str],
+    limits: ResourceLimits = LIMITS_1_31,
 ) -> list[FieldError]:
     errs: list[FieldError] = []
     allocation = status.get("allocation")
     old_allocation = old_status.get("allocation")
     has_allocation = isinstance(allocation, dict)
     if isinstance(allocation, dict):
-        errs.extend(validate_allocation_result(allocation, "status.allocation", names))
+        errs.extend(validate_allocation_result(allocation, "status.allocation", names, limits=limits))
     reserved_for = items(status, "reservedFor")
     errs.extend(
         validate_set(
             reserved_for,
-            RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE,
+            limits.reserved_for,
             _consumer_required,
             "status.reservedFor",
             key=lambda r: text(r, "uid") if isinstance(r, dict) else "",
             key_field="uid",
+            limits=limits,
         )
     )
     deallocation_requested = flag(status, "deallocationRequested")
@@ -119,7 +131,9 @@ def validate_claim_status(
     return errs
 
 
-def validate_resource_claim_status_update(new: Obj, old: Obj) -> list[FieldError]:
+def validate_resource_claim_status_update(
+    new: Obj, old: Obj, *, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     new_meta, old_meta = mapping(new, "metadata"), mapping(old, "metadata")
     errs = validate_object_meta_update(new_meta, old_meta)
     errs.extend(
@@ -128,6 +142,7 @@ def validate_resource_claim_status_update(new: Obj, old: Obj) -> list[FieldError
             mapping(old, "status"),
             claim_deleted=bool(new_meta.get("deletionTimestamp") or old_meta.get("deletionTimestamp")),
             names=request_names(mapping(mapping(new, "spec"), "devices")),
+            limits=limits,
         )
     )
     return errs

@@ -5,6 +5,12 @@ Requests and DeviceClasses hold up to 32 selectors. Expressions are compiled
 stored are trusted, as Kubernetes does with its "stored expressions"
 environment, so a stored object never becomes invalid because the CEL
 library changed and unchanged updates cost no compilation.
+
+Kubernetes 1.37 (``limits=LIMITS_1_37``) first rejects an expression longer
+than 10Ki bytes (``Too long: may not be more than 10240 bytes``, not compiled)
+and caps selectors per list with its ``Too many`` wording. Its estimated cost
+limit (1,000,000) is not checked: `services.kube.cel` compiles and type-checks
+but has no cost estimator.
 """
 
 from __future__ import annotations
@@ -13,28 +19,40 @@ from typing import Any
 
 from services.api.admission.validation.access import text
 from services.api.admission.validation.lists import validate_slice
-from services.api.machinery.field_errors import FieldError, invalid, required
+from services.api.machinery.field_errors import FieldError, invalid, required, too_long_bytes
 from services.kube.cel import compile_check
-from services.kube.resource_limits import DEVICE_SELECTORS_MAX_SIZE
+from services.kube.resource_limits import (
+    CEL_SELECTOR_EXPRESSION_MAX_LENGTH,
+    DEVICE_SELECTORS_MAX_SIZE,
+    LIMITS_1_31,
+    ResourceLimits,
+)
 
 
-def validate_selector(selector: Any, path: str, *, stored: bool) -> list[FieldError]:
+def validate_selector(
+    selector: Any, path: str, *, stored: bool, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     cel = selector.get("cel") if isinstance(selector, dict) else None
     if not isinstance(cel, dict):
         return [required(f"{path}.cel")]
     if stored:
         return []
     expression = text(cel, "expression")
+    if limits.too_many and len(expression.encode()) > CEL_SELECTOR_EXPRESSION_MAX_LENGTH:
+        return [too_long_bytes(f"{path}.cel.expression", CEL_SELECTOR_EXPRESSION_MAX_LENGTH)]
     message = compile_check(expression)
     if message is None:
         return []
     return [invalid(f"{path}.cel.expression", expression, message)]
 
 
-def validate_selectors(selectors: list[Any], path: str, *, stored: bool) -> list[FieldError]:
+def validate_selectors(
+    selectors: list[Any], path: str, *, stored: bool, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     return validate_slice(
         selectors,
         DEVICE_SELECTORS_MAX_SIZE,
-        lambda s, p: validate_selector(s, p, stored=stored),
+        lambda s, p: validate_selector(s, p, stored=stored, limits=limits),
         path,
+        limits=limits,
     )

@@ -1,7 +1,9 @@
 """Pod tolerations: keys, operators, values and effects, and the update rule (only additions).
 
 The scheduler matches tolerations against node taints; Kubernetes rejects
-malformed ones at admission so that matching never has to guess.
+malformed ones at admission so that matching never has to guess. The
+device taints and tolerations of resource.k8s.io (1.37) live here too, with
+their own effects and operator rules.
 """
 
 from __future__ import annotations
@@ -68,3 +70,57 @@ def validate_only_added_tolerations(new: list[Any], old: list[Any], path: str) -
         ):
             return [forbidden(path, "existing toleration can not be modified except its tolerationSeconds")]
     return validate_tolerations(new, path)
+
+
+# Device taints and tolerations (resource.k8s.io, Kubernetes 1.37). They share
+# the words with pod tolerations but not the rules: a device taint's effect is
+# None, NoSchedule or NoExecute; a device toleration names its operator.
+DEVICE_TAINT_EFFECTS = ["NoExecute", "NoSchedule", "None"]  # Go's sets.List order (sorted)
+DEVICE_TOLERATION_OPERATORS = ["Equal", "Exists"]
+
+
+def _label_value_errors(value: str, path: str) -> list[FieldError]:
+    return [invalid(path, value, message) for message in is_valid_label_value(value)]
+
+
+def validate_device_toleration(toleration: Any, path: str) -> list[FieldError]:
+    """One entry of a request's (or subrequest's) ``tolerations``."""
+    tol: Obj = toleration if isinstance(toleration, dict) else {}
+    key, operator, effect, value = text(tol, "key"), text(tol, "operator"), text(tol, "effect"), text(tol, "value")
+    errs: list[FieldError] = []
+    if key:
+        errs.extend(qualified_name_errors(key, f"{path}.key"))
+    if operator == "Exists":
+        if value:
+            errs.append(invalid(f"{path}.value", value, "must be empty for operator `Exists`"))
+    elif operator == "Equal":
+        errs.extend(_label_value_errors(value, f"{path}.value"))
+    elif not operator:
+        errs.append(required(f"{path}.operator"))
+    else:
+        errs.append(not_supported(f"{path}.operator", operator, DEVICE_TOLERATION_OPERATORS))
+    if effect and effect not in DEVICE_TAINT_EFFECTS:
+        errs.append(not_supported(f"{path}.effect", effect, DEVICE_TAINT_EFFECTS))
+    return errs
+
+
+def validate_device_tolerations(tolerations: list[Any], path: str) -> list[FieldError]:
+    """A request's ``tolerations``: each entry; 1.37 declares at most 16 but checks no size."""
+    errs: list[FieldError] = []
+    for i, toleration in enumerate(tolerations):
+        errs.extend(validate_device_toleration(toleration, f"{path}[{i}]"))
+    return errs
+
+
+def validate_device_taint(taint: Any, path: str) -> list[FieldError]:
+    """One entry of a device's ``taints``: a label key, an optional label value and a required effect."""
+    entry: Obj = taint if isinstance(taint, dict) else {}
+    key, value, effect = text(entry, "key"), text(entry, "value"), text(entry, "effect")
+    errs = qualified_name_errors(key, f"{path}.key")
+    if value:
+        errs.extend(_label_value_errors(value, f"{path}.value"))
+    if not effect:
+        errs.append(required(f"{path}.effect"))
+    elif effect not in DEVICE_TAINT_EFFECTS:
+        errs.append(not_supported(f"{path}.effect", effect, DEVICE_TAINT_EFFECTS))
+    return errs

@@ -1,0 +1,571 @@
+"""Kubernetes 1.37 validation of hub-form resource.k8s.io objects: every limit and field rule, in 1.37's words.
+
+The hub (docs/decisions/api-versions.md) is 1.37's v1beta1 layout; 1.37
+validates its internal form, so paths name ``exactly`` for a request's flat
+fields and never ``basic`` for a device. Expectations come from reading
+``pkg/apis/resource/validation/validation.go`` and the v1beta1
+``zz_generated.validations.go`` of k8s.io/kubernetes@v1.37.2 (not from running
+it) and apimachinery@v0.37.2's ``field`` errors: list limits are
+``field.TooMany`` reported alone (``validateSlice``/``validateSet``
+short-circuit), duplicates sit at the entry (``path[i]``), ``TooLong`` says
+``may not be more than N bytes`` and a bad value prints as JSON (nil is null).
+The rendering of each error type used here (TooMany, TooLong, Invalid with
+nil/false/string, Duplicate, NotSupported, Required) was confirmed by running
+a small Go program against apimachinery@v0.37.2's ``field`` package; the rules
+themselves (which check, which path, which limit) are read from the source.
+The same objects under the 1.31 default keep 1.31's wording, which is what is
+served today.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import msgspec
+import pytest
+
+from services.api.admission.validation.device_class import validate_device_class
+from services.api.admission.validation.resource_claim import (
+    validate_resource_claim,
+    validate_resource_claim_status_update,
+)
+from services.api.admission.validation.resource_claim_template import validate_resource_claim_template
+from services.api.admission.validation.resource_slice import validate_resource_slice
+from services.api.types.resource_hub import HUB_MODELS
+from services.kube.resource_limits import LIMITS_1_37
+from tests.unit.validation.objects import (
+    BAD_NAME,
+    LABEL_MSG,
+    NAME_PART_MSG,
+    UID,
+    claim,
+    device_class,
+    mutated,
+    render,
+    resource_slice,
+    template,
+)
+
+Obj = dict[str, Any]
+Change = Callable[[Obj], Any]
+
+REQ = "spec.devices.requests[0]"
+EFFECTS = 'supported values: "NoExecute", "NoSchedule", "None"'
+
+
+def hub_claim() -> Obj:
+    obj = claim()
+    obj["apiVersion"] = "resource.k8s.io/v1beta1"
+    return obj
+
+
+def sub(name: str, **fields: Any) -> Obj:
+    return {"name": name, "deviceClassName": "gpu.example.com", **fields}
+
+
+def prioritized(n: int) -> Change:
+    def change(obj: Obj) -> None:
+        obj["spec"]["devices"]["requests"][0] = {"name": "gpu", "firstAvailable": [sub(f"s{i}") for i in range(n)]}
+
+    return change
+
+
+def set_request(**fields: Any) -> Change:
+    def change(obj: Obj) -> None:
+        obj["spec"]["devices"]["requests"][0].update(fields)
+
+    return change
+
+
+def tolerations(*tols: Obj) -> Change:
+    return set_request(tolerations=list(tols))
+
+
+def n_requests(n: int) -> Change:
+    def change(obj: Obj) -> None:
+        obj["spec"]["devices"]["requests"] = [{"name": f"r{i}", "deviceClassName": "gpu.example.com"} for i in range(n)]
+        obj["spec"]["devices"]["constraints"] = []
+        obj["spec"]["devices"]["config"] = []
+
+    return change
+
+
+def n_of(field: str, entry: Obj, n: int) -> Change:
+    def change(obj: Obj) -> None:
+        obj["spec"]["devices"][field] = [copy.deepcopy(entry) for _ in range(n)]
+
+    return change
+
+
+CLAIM_CASES: list[tuple[str, Change, list[str]]] = [
+    ("valid hub claim", lambda o: None, []),
+    ("8 subrequests", prioritized(8), []),
+    (
+        "9 subrequests",
+        prioritized(9),
+        [f"{REQ}.firstAvailable: Too many: 9: must have at most 8 items"],
+    ),
+    (
+        "firstAvailable beside deviceClassName",
+        set_request(firstAvailable=[sub("a")]),
+        [
+            f"{REQ}: Invalid value: null: exactly one of `exactly` or `firstAvailable` is required, but multiple fields are set"
+        ],
+    ),
+    (
+        "neither exactly nor firstAvailable",
+        lambda o: o["spec"]["devices"]["requests"].__setitem__(0, {"name": "gpu"}),
+        [f"{REQ}: Required value: exactly one of `exactly` or `firstAvailable` is required"],
+    ),
+    (
+        "subrequest name",
+        lambda o: prioritized(1)(o) or o["spec"]["devices"]["requests"][0]["firstAvailable"][0].update(name=BAD_NAME),
+        [f'{REQ}.firstAvailable[0].name: Invalid value: "{BAD_NAME}": {LABEL_MSG}'],
+    ),
+    (
+        "subrequest without class",
+        lambda o: prioritized(1)(o) or o["spec"]["devices"]["requests"][0]["firstAvailable"][0].pop("deviceClassName"),
+        [f"{REQ}.firstAvailable[0].deviceClassName: Required value"],
+    ),
+    (
+        "duplicate subrequest names",
+        lambda o: prioritized(2)(o) or o["spec"]["devices"]["requests"][0]["firstAvailable"][1].update(name="s0"),
+        [f'{REQ}.firstAvailable[1]: Duplicate value: "s0"'],
+    ),
+    (
+        "subrequest count with All",
+        lambda o: (
+            prioritized(1)(o)
+            or o["spec"]["devices"]["requests"][0]["firstAvailable"][0].update(allocationMode="All", count=2)
+        ),
+        [f"{REQ}.firstAvailable[0].count: Invalid value: 2: must not be specified when allocationMode is 'All'"],
+    ),
+    (
+        "exact class name",
+        set_request(deviceClassName="Bad_Class"),
+        [
+            f'{REQ}.exactly.deviceClassName: Invalid value: "Bad_Class": a lowercase RFC 1123 subdomain must consist '
+            "of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character "
+            "(e.g. 'example.com', regex used for validation is "
+            "'[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+        ],
+    ),
+    (
+        "17 tolerations: 1.37 documents 16 but enforces no limit",
+        tolerations(*({"key": f"k{i}", "operator": "Exists"} for i in range(17))),
+        [],
+    ),
+    (
+        "toleration Exists with a value",
+        tolerations({"key": "k", "operator": "Exists", "value": "v"}),
+        [f'{REQ}.exactly.tolerations[0].value: Invalid value: "v": must be empty for operator `Exists`'],
+    ),
+    (
+        "toleration without operator",
+        tolerations({"key": "k"}),
+        [f"{REQ}.exactly.tolerations[0].operator: Required value"],
+    ),
+    (
+        "toleration operator",
+        tolerations({"key": "k", "operator": "In"}),
+        [f'{REQ}.exactly.tolerations[0].operator: Unsupported value: "In": supported values: "Equal", "Exists"'],
+    ),
+    (
+        "toleration effect",
+        tolerations({"key": "k", "operator": "Exists", "effect": "PreferNoSchedule"}),
+        [f'{REQ}.exactly.tolerations[0].effect: Unsupported value: "PreferNoSchedule": {EFFECTS}'],
+    ),
+    (
+        "toleration Equal value",
+        tolerations({"key": "k", "operator": "Equal", "value": "-x"}),
+        [
+            f'{REQ}.exactly.tolerations[0].value: Invalid value: "-x": a valid label must be an empty string or '
+            "consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric "
+            "character (e.g. 'MyValue',  or 'my_value',  or '12345', regex used for validation is "
+            "'(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?')"
+        ],
+    ),
+    (
+        "toleration key",
+        tolerations({"key": "-k", "operator": "Exists"}),
+        [f'{REQ}.exactly.tolerations[0].key: Invalid value: "-k": {NAME_PART_MSG}'],
+    ),
+    (
+        "subrequest toleration",
+        lambda o: (
+            prioritized(1)(o)
+            or o["spec"]["devices"]["requests"][0]["firstAvailable"][0].update(tolerations=[{"key": "k"}])
+        ),
+        [f"{REQ}.firstAvailable[0].tolerations[0].operator: Required value"],
+    ),
+    ("32 requests", n_requests(32), []),
+    ("33 requests", n_requests(33), ["spec.devices.requests: Too many: 33: must have at most 32 items"]),
+    (
+        "duplicate request names at the entry",
+        lambda o: o["spec"]["devices"]["requests"].append(copy.deepcopy(o["spec"]["devices"]["requests"][0])),
+        ['spec.devices.requests[1]: Duplicate value: "gpu"'],
+    ),
+    (
+        "33 constraints",
+        n_of("constraints", {"requests": ["gpu"], "matchAttribute": "gpu.example.com/numa"}, 33),
+        ["spec.devices.constraints: Too many: 33: must have at most 32 items"],
+    ),
+    (
+        "33 configs",
+        n_of("config", {"opaque": {"driver": "gpu.example.com", "parameters": {}}}, 33),
+        ["spec.devices.config: Too many: 33: must have at most 32 items"],
+    ),
+    (
+        "33 selectors",
+        set_request(selectors=[{"cel": {"expression": "true"}}] * 33),
+        [f"{REQ}.exactly.selectors: Too many: 33: must have at most 32 items"],
+    ),
+    ("CEL expression of 10Ki", set_request(selectors=[{"cel": {"expression": "true" + " " * (10240 - 4)}}]), []),
+    (
+        "CEL expression over 10Ki, not compiled",
+        set_request(selectors=[{"cel": {"expression": "(" * 10241}}]),
+        [f"{REQ}.exactly.selectors[0].cel.expression: Too long: may not be more than 10240 bytes"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("change", "expected"), [c[1:] for c in CLAIM_CASES], ids=[c[0] for c in CLAIM_CASES])
+def test_claim_1_37(change: Change, expected: list[str]) -> None:
+    assert render(validate_resource_claim(mutated(hub_claim(), change), limits=LIMITS_1_37)) == expected
+
+
+def consumers(n: int) -> list[Obj]:
+    return [{"resource": "pods", "name": f"pod-{i}", "uid": f"uid-{i}"} for i in range(n)]
+
+
+def allocated(**status: Any) -> Obj:
+    obj = hub_claim()
+    obj["status"] = {
+        "allocation": {
+            "devices": {
+                "results": [{"request": "gpu", "driver": "gpu.example.com", "pool": "worker-1", "device": "gpu-0"}],
+                "config": [],
+            }
+        },
+        **status,
+    }
+    return obj
+
+
+def with_results(n: int) -> Obj:
+    obj = allocated()
+    result = obj["status"]["allocation"]["devices"]["results"][0]
+    obj["status"]["allocation"]["devices"]["results"] = [dict(result, device=f"gpu-{i}") for i in range(n)]
+    return obj
+
+
+def with_configs(n: int) -> Obj:
+    obj = allocated()
+    config = {"source": "FromClaim", "opaque": {"driver": "gpu.example.com", "parameters": {}}}
+    obj["status"]["allocation"]["devices"]["config"] = [copy.deepcopy(config) for _ in range(n)]
+    return obj
+
+
+STATUS_CASES: list[tuple[str, Obj, list[str]]] = [
+    ("reservedFor 256", allocated(reservedFor=consumers(256)), []),
+    (
+        "reservedFor 257",
+        allocated(reservedFor=consumers(257)),
+        ["status.reservedFor: Too many: 257: must have at most 256 items"],
+    ),
+    ("32 allocated devices", with_results(32), []),
+    (
+        "33 allocated devices",
+        with_results(33),
+        ["status.allocation.devices.results: Too many: 33: must have at most 32 items"],
+    ),
+    ("64 allocation configs", with_configs(64), []),
+    (
+        "65 allocation configs",
+        with_configs(65),
+        ["status.allocation.devices.config: Too many: 65: must have at most 64 items"],
+    ),
+]
+
+
+@pytest.mark.parametrize(("new", "expected"), [c[1:] for c in STATUS_CASES], ids=[c[0] for c in STATUS_CASES])
+def test_claim_status_1_37(new: Obj, expected: list[str]) -> None:
+    old = copy.deepcopy(new)
+    old["status"].pop("reservedFor", None)
+    assert render(validate_resource_claim_status_update(new, old, limits=LIMITS_1_37)) == expected
+
+
+def test_reserved_for_keeps_1_31_limit_by_default() -> None:
+    """What is served today (v1alpha3) keeps 32 and 1.31's wording."""
+    new = allocated(reservedFor=consumers(33))
+    old = allocated()
+    assert render(validate_resource_claim_status_update(new, old)) == [
+        "status.reservedFor: Too long: may not be longer than 32"
+    ]
+
+
+def hub_device(i: int, **basic: Any) -> Obj:
+    return {
+        "name": f"gpu-{i}",
+        "basic": {
+            "attributes": {"index": {"int": i}, "driverVersion": {"version": "1.2.3"}},
+            "capacity": {"memory": {"value": "80Gi"}},
+            **basic,
+        },
+    }
+
+
+def hub_slice(devices: int = 2, **spec: Any) -> Obj:
+    return {
+        "apiVersion": "resource.k8s.io/v1beta1",
+        "kind": "ResourceSlice",
+        "metadata": {"name": "worker-1-gpu.example.com-x7k2p", "uid": UID, "resourceVersion": "9"},
+        "spec": {
+            "driver": "gpu.example.com",
+            "pool": {"name": "worker-1", "generation": 0, "resourceSliceCount": 1},
+            "nodeName": "worker-1",
+            "devices": [hub_device(i) for i in range(devices)],
+            **spec,
+        },
+    }
+
+
+TAINT = {"key": "example.com/unhealthy", "effect": "NoSchedule"}
+CONSUMES = {"counterSet": "gpu-0", "counters": {"memory": {"value": "8Gi"}}}
+
+
+def with_device0(**basic: Any) -> Obj:
+    obj = hub_slice()
+    obj["spec"]["devices"][0]["basic"].update(basic)
+    return obj
+
+
+def first_device_uses(n: int, **basic: Any) -> Obj:
+    obj = hub_slice(n)
+    obj["spec"]["devices"][0]["basic"].update(basic)
+    return obj
+
+
+def counter_sets(n: int, counters: int = 1) -> Obj:
+    obj = hub_slice()
+    del obj["spec"]["devices"]
+    obj["spec"]["sharedCounters"] = [
+        {"name": f"set-{i}", "counters": {f"c{j}": {"value": "1"} for j in range(counters)}} for i in range(n)
+    ]
+    return obj
+
+
+def per_device(*node_fields: Obj) -> Obj:
+    obj = hub_slice(len(node_fields), nodeName="", perDeviceNodeSelection=True)
+    for device, fields in zip(obj["spec"]["devices"], node_fields, strict=True):
+        device["basic"].update(fields)
+    return obj
+
+
+PER_DEVICE_MSG = (
+    "exactly one of `nodeName`, `nodeSelector`, or `allNodes` is required "
+    "when `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+)
+
+SLICE_CASES: list[tuple[str, Obj, list[str]]] = [
+    ("per-device node selection", per_device({"nodeName": "worker-1"}, {"allNodes": True}), []),
+    (
+        "per-device node selection, device without one",
+        per_device({}),
+        [f"spec.devices[0]: Required value: {PER_DEVICE_MSG}"],
+    ),
+    (
+        "per-device node selection, device with two",
+        per_device({"nodeName": "worker-1", "allNodes": True}),
+        [f'spec.devices[0]: Invalid value: "{{`nodeName`, `allNodes`}}": {PER_DEVICE_MSG}'],
+    ),
+    (
+        "device node name without per-device selection",
+        with_device0(nodeName="worker-1"),
+        [
+            "spec.devices[0]: Invalid value: null: `nodeName`, `nodeSelector` and `allNodes` can only be set "
+            "if `perDeviceNodeSelection` is set to true in the ResourceSlice spec"
+        ],
+    ),
+    ("4 binding conditions", with_device0(bindingConditions=["a", "b", "c", "d"], bindingFailureConditions=["e"]), []),
+    (
+        "5 binding conditions",
+        with_device0(bindingConditions=["a", "b", "c", "d", "e"], bindingFailureConditions=["f"]),
+        ["spec.devices[0].bindingConditions: Too many: 5: must have at most 4 items"],
+    ),
+    (
+        "duplicate and overlapping binding conditions",
+        with_device0(bindingConditions=["a", "a"], bindingFailureConditions=["a"]),
+        [
+            'spec.devices[0].bindingConditions[1]: Duplicate value: "a"',
+            'spec.devices[0].bindingFailureConditions[0]: Invalid value: "a": '
+            "bindingFailureConditions must not overlap with bindingConditions",
+        ],
+    ),
+    (
+        "binding failure conditions alone",
+        with_device0(bindingFailureConditions=["f"]),
+        [
+            "spec.devices[0].bindingConditions: Invalid value: null: "
+            "bindingConditions are required to use bindingFailureConditions"
+        ],
+    ),
+    (
+        "string attribute over 64 bytes",
+        with_device0(attributes={"uuid": {"string": "x" * 65}}),
+        ["spec.devices[0].attributes[uuid].string: Too long: may not be more than 64 bytes"],
+    ),
+    (
+        "nodeSelector without terms",
+        hub_slice(nodeName="", nodeSelector={"nodeSelectorTerms": []}),
+        [
+            "spec.nodeSelector.nodeSelectorTerms: Required value: must have at least one node selector term",
+            "spec.nodeSelector.nodeSelectorTerms: Invalid value: null: must have exactly one node selector term",
+        ],
+    ),
+    (
+        "perDeviceNodeSelection false",
+        hub_slice(perDeviceNodeSelection=False),
+        ["spec.perDeviceNodeSelection: Invalid value: false: must be either unset or set to true"],
+    ),
+    ("valid hub slice", hub_slice(), []),
+    ("128 devices", hub_slice(128), []),
+    ("129 devices", hub_slice(129), ["spec.devices: Too many: 129: must have at most 128 items"]),
+    ("64 devices, one tainted", first_device_uses(64, taints=[TAINT]), []),
+    (
+        "65 devices, one tainted",
+        first_device_uses(65, taints=[TAINT]),
+        ["spec.devices: Too many: 65: must have at most 64 items"],
+    ),
+    ("64 devices, one consuming counters", first_device_uses(64, consumesCounters=[CONSUMES]), []),
+    (
+        "65 devices, one consuming counters",
+        first_device_uses(65, consumesCounters=[CONSUMES]),
+        ["spec.devices: Too many: 65: must have at most 64 items"],
+    ),
+    (
+        "duplicate device names at the entry",
+        mutated(hub_slice(), lambda o: o["spec"]["devices"][1].update(name="gpu-0")),
+        ['spec.devices[1]: Duplicate value: "gpu-0"'],
+    ),
+    ("16 taints", with_device0(taints=[dict(TAINT, key=f"k{i}") for i in range(16)]), []),
+    (
+        "17 taints",
+        with_device0(taints=[dict(TAINT, key=f"k{i}") for i in range(17)]),
+        ["spec.devices[0].taints: Too many: 17: must have at most 16 items"],
+    ),
+    ("taint without effect", with_device0(taints=[{"key": "k"}]), ["spec.devices[0].taints[0].effect: Required value"]),
+    (
+        "taint effect",
+        with_device0(taints=[{"key": "k", "effect": "PreferNoSchedule"}]),
+        [f'spec.devices[0].taints[0].effect: Unsupported value: "PreferNoSchedule": {EFFECTS}'],
+    ),
+    (
+        "3 consumesCounters",
+        with_device0(consumesCounters=[dict(CONSUMES, counterSet=f"s{i}") for i in range(3)]),
+        ["spec.devices[0].consumesCounters: Too many: 3: must have at most 2 items"],
+    ),
+    (
+        "33 consumed counters",
+        with_device0(consumesCounters=[{"counterSet": "s", "counters": {f"c{i}": {"value": "1"} for i in range(33)}}]),
+        ["spec.devices[0].consumesCounters[0].counters: Too many: 33: must have at most 32 items"],
+    ),
+    (
+        "consumesCounters without counters",
+        with_device0(consumesCounters=[{"counterSet": "s"}]),
+        ["spec.devices[0].consumesCounters[0].counters: Required value"],
+    ),
+    ("8 counter sets of 32", counter_sets(8, 32), []),
+    ("9 counter sets", counter_sets(9), ["spec.sharedCounters: Too many: 9: must have at most 8 items"]),
+    (
+        "33 counters in a set",
+        counter_sets(1, 33),
+        ["spec.sharedCounters[0].counters: Too many: 33: must have at most 32 items"],
+    ),
+    (
+        "devices beside sharedCounters",
+        mutated(counter_sets(1), lambda o: o["spec"].update(devices=[hub_device(0)])),
+        ['spec: Invalid value: "": only one of `sharedCounters` or `devices` is allowed'],
+    ),
+    (
+        "33 attributes and capacities",
+        with_device0(capacity={f"c{i}": {"value": "1"} for i in range(31)}),
+        ["spec.devices[0]: Invalid value: 33: the total number of attributes and capacities must not exceed 32"],
+    ),
+    (
+        "bad capacity value",
+        with_device0(capacity={"memory": {"value": "80 Gi"}}),
+        [
+            'spec.devices[0].capacity[memory].value: Invalid value: "80 Gi": quantities must match the regular '
+            "expression '^([+-]?[0-9.]+)([eEinumkKMGTP]*[-+]?[0-9]*)$'"
+        ],
+    ),
+    (
+        "nodeName and allNodes",
+        hub_slice(allNodes=True),
+        [
+            'spec: Invalid value: "{`nodeName`, `allNodes`}": exactly one of `nodeName`, `nodeSelector`, '
+            "`allNodes`, `perDeviceNodeSelection` is required, but multiple fields are set"
+        ],
+    ),
+    (
+        "no node selection",
+        hub_slice(nodeName=""),
+        [
+            "spec: Required value: exactly one of `nodeName`, `nodeSelector`, `allNodes`, `perDeviceNodeSelection` is required"
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "expected"), [c[1:] for c in SLICE_CASES], ids=[c[0] for c in SLICE_CASES])
+def test_slice_1_37(obj: Obj, expected: list[str]) -> None:
+    assert render(validate_resource_slice(obj, limits=LIMITS_1_37)) == expected
+
+
+def test_slice_keeps_1_31_limit_by_default() -> None:
+    """Served today: 1.31 validates each device, then ``Too long`` at 128, whatever the layout."""
+    assert render(validate_resource_slice(resource_slice(129))) == [
+        "spec.devices: Too long: may not be longer than 128"
+    ]
+
+
+def test_valid_cases_are_hub_objects() -> None:
+    """The objects this table calls valid decode strictly as the hub model (they are the form 1.37 rules judge)."""
+    for _, change, expected in CLAIM_CASES:
+        if not expected:
+            msgspec.convert(mutated(hub_claim(), change), HUB_MODELS["ResourceClaim"])
+    for _, obj, expected in SLICE_CASES:
+        if not expected:
+            msgspec.convert(obj, HUB_MODELS["ResourceSlice"])
+
+
+def test_template_paths_1_37() -> None:
+    """A template's claim spec is validated as a claim's, one ``spec`` deeper."""
+    obj = template()
+    obj["spec"]["spec"]["devices"]["requests"][0] = {"name": "gpu", "firstAvailable": [sub(f"s{i}") for i in range(9)]}
+    assert render(validate_resource_claim_template(obj, limits=LIMITS_1_37)) == [
+        "spec.spec.devices.requests[0].firstAvailable: Too many: 9: must have at most 8 items"
+    ]
+
+
+@pytest.mark.parametrize(
+    ("field", "entry", "expected"),
+    [
+        ("selectors", {"cel": {"expression": "true"}}, "spec.selectors: Too many: 33: must have at most 32 items"),
+        (
+            "config",
+            {"opaque": {"driver": "gpu.example.com", "parameters": {}}},
+            "spec.config: Too many: 33: must have at most 32 items",
+        ),
+    ],
+)
+def test_class_lists_1_37(field: str, entry: Obj, expected: str) -> None:
+    obj = device_class()
+    obj["spec"][field] = [copy.deepcopy(entry) for _ in range(33)]
+    assert render(validate_device_class(obj, limits=LIMITS_1_37)) == [expected]
+    assert render(validate_device_class(obj)) == [
+        expected.replace("Too many: 33: must have at most 32 items", "Too long: may not be longer than 32")
+    ]
