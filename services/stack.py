@@ -134,7 +134,8 @@ class LocalStack:
                 certfile=cfg.certfile,
                 keyfile=cfg.keyfile,
                 gates=cfg.apiserver_gates or cfg.gates,
-            )
+            ),
+            also_supervised=[self.tasks],  # a component's death fails the API port's /healthz too
         )
         await self.apiserver.start()
         await self.apiserver.wait_ready()

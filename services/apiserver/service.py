@@ -69,6 +69,8 @@ class Apiserver:
     metrics_registries: list[CollectorRegistry] = field(default_factory=list)
     _runner: web.AppRunner | None = None
     tasks: Supervised = field(default_factory=Supervised)  # the committer, when it runs one
+    # More task groups whose deaths fail the API port's /healthz (`draplane up`: every component's).
+    also_supervised: list[Supervised] = field(default_factory=list)
 
     async def start(self) -> None:
         cfg = self.config
@@ -101,6 +103,7 @@ class Apiserver:
             max_watches_per_user=cfg.max_watches_per_user,
             metrics=self.exposition,
             ready=self.ready,
+            live=self.live_checks,
         )
         self._runner, self.port = await start(
             app, host=cfg.host, port=cfg.port, certfile=cfg.certfile, keyfile=cfg.keyfile
@@ -110,6 +113,10 @@ class Apiserver:
     def exposition(self) -> bytes:
         """``/metrics``: the process-wide runtime metrics plus ``metrics_registries`` (all of `draplane up`)."""
         return b"".join(generate_latest(r) for r in (REGISTRY, *self.metrics_registries))
+
+    def live_checks(self) -> list[HealthCheck]:
+        """One check per task that must not end: the committer's, and those of ``also_supervised``."""
+        return [check for group in (self.tasks, *self.also_supervised) for check in group.checks()]
 
     def ready(self) -> bool:
         """Both views (objects, events) have caught up with the log."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import ssl
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -32,6 +32,7 @@ from services.apiserver.http.negotiation import DISCOVERY_V2, negotiate, not_acc
 from services.apiserver.http.routing import GroupVersion, ResourceRoute, parse
 from services.apiserver.http.scope import Scope, Settings
 from services.apiserver.openapi import OpenAPIDocuments
+from services.runtime.healthz import HealthCheck, ready_check, root_health
 
 log = logging.getLogger(__name__)
 
@@ -43,6 +44,7 @@ AUTH = web.AppKey("auth", tuple)
 AGGREGATED = web.AppKey("aggregated", bool)
 METRICS: web.AppKey[Callable[[], bytes] | None] = web.AppKey("metrics")  # renders /metrics
 READY: web.AppKey[Callable[[], bool] | None] = web.AppKey("ready")  # /readyz: the view has caught up
+LIVE: web.AppKey[Callable[[], Sequence[HealthCheck]] | None] = web.AppKey("live")  # tasks that must not end
 
 _UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
 _READ_METHODS = frozenset({"GET", "HEAD"})
@@ -61,6 +63,7 @@ def build_app(
     aggregated_discovery: bool = True,
     metrics: Callable[[], bytes] | None = None,
     ready: Callable[[], bool] | None = None,
+    live: Callable[[], Sequence[HealthCheck]] | None = None,
 ) -> web.Application:
     """The apiserver's HTTP application over ``backend``.
 
@@ -71,6 +74,8 @@ def build_app(
     serves only legacy discovery (kept to measure what the aggregated form saves).
     ``metrics`` renders ``/metrics`` (Prometheus text; authenticated like reads).
     ``ready`` says whether ``/readyz`` passes (the view has caught up with the log).
+    ``live`` gives the checks ``/healthz``, ``/livez`` and ``/readyz`` fail on: the
+    process's tasks that must not end (`services.runtime.supervised`).
     """
     app = web.Application(middlewares=[error_middleware], handler_args={"max_field_size": 65536})
     app[BACKEND] = backend
@@ -86,6 +91,7 @@ def build_app(
     app[AGGREGATED] = aggregated_discovery
     app[METRICS] = metrics
     app[READY] = ready
+    app[LIVE] = live
     # [\s\S], not ".": a path may hold an encoded newline, and it must reach `dispatch` too.
     app.router.add_route("*", r"/{tail:[\s\S]*}", dispatch)
     return app
@@ -100,20 +106,26 @@ def _document(request: web.Request, doc: Document, content_type: str = "applicat
     return web.Response(body=doc.body, headers=headers)
 
 
-def _health(path: str, ready: Callable[[], bool] | None) -> web.Response:
-    """``/healthz``, ``/livez``: the process answers. ``/readyz``: and its view of the log has caught up,
-    else 500 with the failed check, as kube-apiserver reports an unsynced informer."""
-    if path == "/readyz" and ready is not None and not ready():
-        body = "[-]informer-sync failed: reason withheld\nreadyz check failed\n"
-        return web.Response(status=500, text=body, content_type="text/plain")
-    return web.Response(text="ok", content_type="text/plain")
+def _health(request: web.Request) -> web.Response:
+    """``/healthz``, ``/livez``: no task of the process died. ``/readyz``: and its view of the log has caught up.
+
+    Worded as k8s.io/apiserver's healthz (``[-]<check> failed: reason withheld``); a
+    failed check is 500, as kube-apiserver reports a dead post-start hook or an unsynced informer.
+    """
+    app, path = request.app, request.path
+    live, ready = app[LIVE], app[READY]
+    checks = list(live()) if live is not None else []
+    if path == "/readyz" and ready is not None:
+        checks.append(ready_check("informer-sync", ready, reason="the view has not caught up with the log"))
+    status, body = root_health(checks, verbose="verbose" in request.query, name=path.lstrip("/"))
+    return web.Response(status=status, text=body, content_type="text/plain")
 
 
 async def dispatch(request: web.Request) -> web.StreamResponse:
     app = request.app
     path = request.path
     if path in _UNAUTHENTICATED_PATHS:
-        return _health(path, app[READY])
+        return _health(request)
     authenticator, anonymous = app[AUTH]
     user = authenticate(request.headers.get("Authorization"), authenticator=authenticator, anonymous=anonymous)
     target = parse(path)

@@ -37,13 +37,17 @@ async def get(port: int, path: str = "/healthz") -> Answer:
         return resp.status, await resp.text()
 
 
-async def probe(port: int, answers: list[Answer], check: str) -> None:
-    """Runs until stopped; stopped with the other tasks on the way out, it reads /healthz and /healthz/<check>."""
+async def probe(port: int, answers: list[Answer], check: str, *, api_port: int | None = None) -> None:
+    """Runs until stopped; stopped with the other tasks on the way out, it reads /healthz and /healthz/<check>
+    (and the API port's /healthz and /livez when given)."""
     try:
         await asyncio.Event().wait()
     finally:
         answers.append(await get(port))
         answers.append(await get(port, f"/healthz/{check}"))
+        if api_port is not None:
+            answers.append(await get(api_port, "/healthz"))
+            answers.append(await get(api_port, "/livez"))
 
 
 @pytest.fixture
@@ -66,7 +70,8 @@ async def test_up_exits_1_and_healthz_fails_when_a_component_task_is_killed(
     ready = asyncio.Event()
 
     def on_ready(s: LocalStack) -> None:
-        s.tasks.spawn("probe", probe(port, answers, "scheduler"))
+        assert s.apiserver is not None
+        s.tasks.spawn("probe", probe(port, answers, "scheduler", api_port=s.apiserver.port))
         ready.set()
 
     run = asyncio.create_task(serve(stack, metrics_listen=f"127.0.0.1:{port}", on_ready=on_ready))
@@ -76,15 +81,21 @@ async def test_up_exits_1_and_healthz_fails_when_a_component_task_is_killed(
     status, body = await get(port, "/healthz?verbose")
     assert status == 200, body
     assert "[+]scheduler ok\n" in body and "[+]committer ok\n" in body and body.endswith("healthz check passed\n")
+    assert stack.apiserver is not None
+    assert await get(stack.apiserver.port, "/healthz") == (200, "ok")
 
     with caplog.at_level(logging.ERROR):
         stack.tasks.tasks["scheduler"].cancel()  # killed on purpose
         assert await asyncio.wait_for(run, timeout=120) == 1
 
-    (status, body), (one_status, reason) = answers
+    (status, body), (one_status, reason), (api_status, api_body), (live_status, live_body) = answers
     assert status == 500
     assert "[-]scheduler failed: reason withheld\n" in body and "[+]controller-manager ok\n" in body
     assert body.endswith("healthz check failed\n")
+    # The API port (what `kubectl get --raw /healthz` reads) says the same, as kube-apiserver's does.
+    assert api_status == 500 and "[-]scheduler failed: reason withheld\n" in api_body, api_body
+    assert api_body.endswith("healthz check failed\n")
+    assert live_status == 500 and live_body.endswith("livez check failed\n"), live_body
     assert (one_status, reason) == (500, "internal server error: scheduler was cancelled\n")
     assert "component task died: scheduler was cancelled" in caplog.text
     assert "draplane exits with status 1: scheduler was cancelled" in caplog.text
