@@ -6,8 +6,7 @@ and the JSON encode that goes into the log record, so their cost bounds the
 committer's throughput. Objects: a DRA Pod, a ResourceClaim with every field,
 and a ResourceSlice with 128 devices.
 
-Validation is `services.api.admission.validation.validate_create(rt, obj)` when it is
-importable; otherwise the column is skipped with a note.
+Validation is `services.api.admission.validation.validate_create(rt, obj)`.
 
 Run: ``.venv/bin/python ops/bench/api_objects.py [--rounds N] [--best]``. Prints the
 median µs per object of several rounds, and the cost of the slow path (a body
@@ -31,19 +30,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 import orjson
 
 from services.api.admission.defaults import apply_defaults
+from services.api.admission.validation import validate_create
 from services.api.machinery.codec import decode_object, encode_object
 from services.api.types import registry
 from tests.support import samples
 
 Validate = Callable[[registry.ResourceType, dict[str, Any]], list[Any]]
-
-
-def _validator() -> tuple[Validate | None, str]:
-    try:
-        from services.api.admission.validation import validate_create  # type: ignore[attr-defined,unused-ignore]
-    except ImportError as exc:
-        return None, f"validation not measured: validate_create is not importable ({exc})"
-    return validate_create, "validation: services.api.admission.validation.validate_create"
 
 
 def _measure(fn: Callable[[], Any], *, rounds: int, target_s: float = 0.05, best: bool = False) -> float:
@@ -71,7 +63,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--best", action="store_true", help="report the fastest round instead of the median")
     args = parser.parse_args()
-    validate, note = _validator()
+    validate: Validate = validate_create
+    note = "validation: services.api.admission.validation.validate_create"
 
     cases = [
         ("Pod", registry.by_kind("", "Pod"), samples.pod()),
@@ -95,17 +88,15 @@ def main() -> None:
         t_decode = _measure(partial(decode_object, rt, body), rounds=args.rounds, best=args.best)
         # Defaulting is idempotent: re-running it on a defaulted object walks the same fields.
         t_default = _measure(partial(apply_defaults, rt, final), rounds=args.rounds, best=args.best)
-        t_validate = (
-            _measure(partial(validate, rt, final), rounds=args.rounds, best=args.best) if validate else float("nan")
-        )
+        t_validate = _measure(partial(validate, rt, final), rounds=args.rounds, best=args.best)
         t_encode = _measure(partial(encode_object, final), rounds=args.rounds, best=args.best)
 
         unknown = copy.deepcopy(obj)
         unknown["metadata"]["unexpectedField"] = True
         slow = partial(decode_object, rt, orjson.dumps(unknown), field_validation="Warn")
         t_slow = _measure(slow, rounds=args.rounds, best=args.best)
-        total = t_decode + t_default + t_encode + (t_validate if validate else 0.0)
-        validate_text = f"{t_validate:>9.1f}" if validate else f"{'n/a':>9}"
+        total = t_decode + t_default + t_encode + t_validate
+        validate_text = f"{t_validate:>9.1f}"
         print(
             f"{name:<18} {len(body):>6} {t_decode:>8.1f} {t_default:>8.1f} {validate_text} {t_encode:>8.1f}"
             f" {total:>8.1f} {t_slow:>8.1f} ({t_slow / t_decode:.1f}x)"

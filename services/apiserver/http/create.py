@@ -17,6 +17,7 @@ from typing import Any
 from aiohttp import web
 
 from services.api.machinery.status import bad_request
+from services.api.types import model_for
 from services.apiserver.http import field_validation
 from services.apiserver.http.negotiation import media_type
 from services.apiserver.http.scope import Scope
@@ -68,7 +69,7 @@ def prepare_object(scope: Scope, raw: bytes, obj: Any, *, directive: str) -> dic
         meta["namespace"] = route.namespace
     elif "namespace" in meta and route.subresource != "binding":
         meta.pop("namespace")
-    model = None if route.subresource == "binding" else field_validation.model_for(route.rt.group, route.version, kind)
+    model = None if route.subresource == "binding" else model_for(route.rt.group, route.version, kind)
     content_type = media_type(scope.request.headers.get("Content-Type"))
     scope.warnings.extend(
         field_validation.check(

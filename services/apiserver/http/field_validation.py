@@ -112,21 +112,6 @@ def _walk_unknown(node: Any, t: Any, path: str, out: list[str]) -> None:
             _walk_unknown(value, t.value_type, f"{path}[{key}]", out)
 
 
-def model_for(group: str, version: str, kind: str) -> Any:
-    """The typed model of a kind, when `services.api.types` provides one."""
-    try:
-        from services.api import types as models
-    except ImportError:
-        return None
-    lookup = getattr(models, "model_for", None) or getattr(models, "model_for_kind", None)
-    if lookup is not None:
-        try:
-            return lookup(group, version, kind)
-        except (KeyError, LookupError, TypeError):
-            return None
-    return getattr(models, kind, None)
-
-
 def _decodes(raw: bytes, obj: Any, model: Any, json_body: bool) -> bool:
     """Fast path: the models forbid unknown fields, so a clean C-level decode means none."""
     try:
