@@ -25,6 +25,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
 from services.api.machinery import status as st
+from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver.http.auth import Authenticator
 from services.apiserver.service import Apiserver, ApiserverConfig
 from services.bus import open_bus
@@ -76,6 +77,7 @@ class StackConfig:
     # The apiserver's own gates when they differ from the components' (a cluster
     # part-way through turning a gate off); None: the same as ``gates``.
     apiserver_gates: FeatureGates | None = None
+    served: ServedVersions = DEFAULT_SERVED  # the apiserver's --runtime-config
 
 
 class PerNodeMetrics:
@@ -134,6 +136,7 @@ class LocalStack:
                 certfile=cfg.certfile,
                 keyfile=cfg.keyfile,
                 gates=cfg.apiserver_gates or cfg.gates,
+                served=cfg.served,
             ),
             also_supervised=[self.tasks],  # a component's death fails the API port's /healthz too
         )
