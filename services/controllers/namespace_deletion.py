@@ -109,12 +109,26 @@ def failure_conditions(*, remaining: Remaining | None, errors: Sequence[str], no
     out: list[Obj] = []
     if remaining is not None and remaining.by_resource:
         parts = sorted(f"{rt.plural}.{rt.group} has {n} resource instances" for rt, n in remaining.by_resource.items())
-        out.append(_condition(ns_rules.CONTENT_REMAINING, "True", "SomeResourcesRemain",
-                              f"Some resources are remaining: {', '.join(parts)}", now))
+        out.append(
+            _condition(
+                ns_rules.CONTENT_REMAINING,
+                "True",
+                "SomeResourcesRemain",
+                f"Some resources are remaining: {', '.join(parts)}",
+                now,
+            )
+        )
     if remaining is not None and remaining.by_finalizer:
         parts = sorted(f"{f} in {n} resource instances" for f, n in remaining.by_finalizer.items())
-        out.append(_condition(ns_rules.FINALIZERS_REMAINING, "True", "SomeFinalizersRemain",
-                              f"Some content in the namespace has finalizers remaining: {', '.join(parts)}", now))
+        out.append(
+            _condition(
+                ns_rules.FINALIZERS_REMAINING,
+                "True",
+                "SomeFinalizersRemain",
+                f"Some content in the namespace has finalizers remaining: {', '.join(parts)}",
+                now,
+            )
+        )
     if errors:
         message = f"Failed to delete all resource types, {len(errors)} remaining: {', '.join(sorted(errors))}"
         out.append(_condition(ns_rules.CONTENT_FAILURE, "True", "ContentDeletionFailed", message, now))

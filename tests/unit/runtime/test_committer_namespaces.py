@@ -230,7 +230,11 @@ def test_no_content_may_be_created_in_a_terminating_namespace(
     assert o.status["details"] == {
         **details,
         "causes": [
-            {"reason": "NamespaceTerminating", "message": "namespace t is being terminated", "field": "metadata.namespace"}
+            {
+                "reason": "NamespaceTerminating",
+                "message": "namespace t is being terminated",
+                "field": "metadata.namespace",
+            }
         ],
     }
 
@@ -239,7 +243,9 @@ def test_a_pod_in_a_terminating_namespace_cannot_be_bound() -> None:
     core = make_core()
     assert one(core, req("create", "pods", "t", "p", object=pod())).code == 201
     terminate(core)
-    o = one(core, req("create", "pods", "t", "p", object={"target": {"name": "n1"}}, options={"subresource": "binding"}))
+    o = one(
+        core, req("create", "pods", "t", "p", object={"target": {"name": "n1"}}, options={"subresource": "binding"})
+    )
     assert o.code == 403 and o.status is not None
     assert o.status["message"].startswith('pods "p" is forbidden: unable to create new content in namespace t')
 
