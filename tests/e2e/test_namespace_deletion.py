@@ -309,3 +309,30 @@ async def test_kubectl_cannot_delete_the_immortal_namespaces(cluster: Cluster, n
     assert result.code != 0
     assert f'namespaces "{name}" is forbidden: this namespace may not be deleted' in result.err
     assert await cluster.phase(name) == "Active"
+
+
+async def test_finalize_through_kubectl_replace_raw_and_a_delete_of_a_finalized_namespace(cluster: Cluster) -> None:
+    # Kubernetes' storage.go: the first DELETE only marks a namespace, even one whose spec.finalizers
+    # were emptied through namespaces/finalize; the namespace controller leaves a finalized namespace
+    # alone, and the next DELETE removes it.
+    await cluster.kubectl("create", "ns", "finalized")
+    namespace = await cluster.json("ns", "finalized")
+    assert namespace["spec"]["finalizers"] == ["kubernetes"]
+    namespace["spec"]["finalizers"] = []
+    out = await cluster.kubectl(
+        "replace", "--raw", "/api/v1/namespaces/finalized/finalize", "-f", "-", stdin=json.dumps(namespace)
+    )
+    assert json.loads(out.out)["spec"]["finalizers"] == []
+    get = await cluster.kubectl("get", "--raw", "/api/v1/namespaces/finalized/finalize", ok=False)
+    # FinalizeREST serves only update: any other verb is a 405.
+    assert "Error from server (MethodNotAllowed)" in get.err, get.err
+    await cluster.kubectl("delete", "ns", "finalized", "--wait=false")
+    assert await cluster.phase("finalized") == "Terminating"
+    await cluster.kubectl("delete", "ns", "finalized", "--wait=false")
+    await cluster.kubectl("wait", "--for=delete", "namespace/finalized", "--timeout=30s", timeout=60)
+
+
+async def test_discovery_lists_namespaces_finalize_for_update(cluster: Cluster) -> None:
+    resources = json.loads((await cluster.kubectl("get", "--raw", "/api/v1")).out)["resources"]
+    (finalize,) = [r for r in resources if r["name"] == "namespaces/finalize"]
+    assert finalize["verbs"] == ["update"] and finalize["kind"] == "Namespace"
