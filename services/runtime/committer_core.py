@@ -5,8 +5,10 @@ and the replies to send, with Kubernetes' generic registry semantics: create
 (generateName, uid, creationTimestamp, AlreadyExists), update (resourceVersion
 and uid preconditions, status subresource, generation, no-op detection),
 patch (applied to the latest committed object), delete (preconditions,
-finalizers, propagation policies, pod graceful deletion), and the
-`pods/binding` subresource. Admission runs on every write. Nothing here does
+finalizers, propagation policies, pod graceful deletion), the
+`pods/binding` subresource, and the namespace lifecycle (a namespace DELETE
+marks it Terminating; it goes once ``namespaces/finalize`` has emptied its
+``spec.finalizers``). Admission runs on every write. Nothing here does
 I/O: the committer loop appends the records and feeds the offsets back through
 `finish`, which stamps resourceVersions and advances the index.
 """
@@ -542,7 +544,7 @@ class CommitterCore:
         self.admission.admit(attrs, staged)
         if (rt.group, rt.plural) == NAMESPACES:
             if not cur_meta.get("deletionTimestamp"):
-                return self._start_termination(req, staged, current)
+                return self._start_termination(req, staged, current, attrs.warnings)
             if namespaces.spec_finalizers(current):
                 # The namespace controller has not finished: the DELETE answers the namespace as it is.
                 return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
@@ -573,7 +575,7 @@ class CommitterCore:
             return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
         return self._finish_delete(req, rt, staged, new)
 
-    def _start_termination(self, req: Request, staged: Staged, current: Obj) -> Outcome:
+    def _start_termination(self, req: Request, staged: Staged, current: Obj, warnings: list[str]) -> Outcome:
         """A namespace's first DELETE (kube's namespace REST Delete): deletionTimestamp and phase Terminating.
 
         The namespace stays until its finalizers are gone; the propagation
@@ -593,7 +595,7 @@ class CommitterCore:
             meta["finalizers"] = finalizers
         else:
             meta.pop("finalizers", None)
-        return self._write(req, staged, req.key, "MODIFIED", new, 200, [])
+        return self._write(req, staged, req.key, "MODIFIED", new, 200, warnings)
 
     def _finish_delete(self, req: Request, rt: ResourceType, staged: Staged, obj: Obj) -> Outcome:
         outcome = self._write(req, staged, req.key, "DELETED", obj, 200, [])
