@@ -117,7 +117,7 @@ class NamespaceController:
             status = {**(namespace.get("status") or {}), "phase": ns_rules.TERMINATING}
             namespace = await self.client.update_status("", "namespaces", {**namespace, "status": status})
         pods = [rt for rt in self.resources if (rt.group, rt.plural) == ("", "pods")]
-        errors = await self._delete_all(name, pods)
+        errors, _ = await self._delete_all(name, pods)
         if any(self._contents(name, pods).values()):
             # Pods go first; the rest waits for their deletion events.
             await self._report(namespace, remaining=None, errors=errors)
@@ -125,8 +125,10 @@ class NamespaceController:
                 raise _ContentNotDeleted(errors)
             return
         others = [rt for rt in self.resources if rt not in pods]
-        errors += await self._delete_all(name, others)
-        left = plan.remaining(name, self._contents(name, self.resources))
+        more, failed = await self._delete_all(name, others)
+        errors += more
+        # A resource whose deletes failed is reported by its error alone, not counted (as kube's deleter).
+        left = plan.remaining(name, self._contents(name, [rt for rt in self.resources if rt not in failed]))
         errors += left.errors
         namespace = await self._report(namespace, remaining=left, errors=errors)
         if errors:
@@ -142,9 +144,13 @@ class NamespaceController:
             if err.code != 404:
                 raise
 
-    async def _delete_all(self, name: str, resources: Sequence[ResourceType]) -> list[str]:
-        """Delete every object of ``resources`` in the namespace not already being deleted; the errors."""
+    async def _delete_all(self, name: str, resources: Sequence[ResourceType]) -> tuple[list[str], set[ResourceType]]:
+        """Delete every object of ``resources`` in the namespace not already being deleted.
+
+        Returns the errors and the resources they happened on.
+        """
         errors: list[str] = []
+        failed: set[ResourceType] = set()
         for rt, objects in self._contents(name, resources).items():
             for obj in plan.to_delete(objects):
                 meta = obj["metadata"]
@@ -161,8 +167,9 @@ class NamespaceController:
                     if err.code in (404, 405, 409):
                         continue  # gone, not deletable, or replaced by an object the next sync sees
                     errors.append(str(err.status.get("message") or err))
+                    failed.add(rt)
                     break  # as deleteEachItem: the first failure ends this resource's pass
-        return errors
+        return errors, failed
 
     async def _report(self, namespace: Obj, *, remaining: plan.Remaining | None, errors: list[str]) -> Obj:
         now = self.clock()
