@@ -1,4 +1,4 @@
-"""`draplane controller-manager`: the resourceclaim controller and the garbage collector."""
+"""`draplane controller-manager`: the resourceclaim controller, the garbage collector and the namespace controller."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from topics.declarations import declarations
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("controller-manager", help="run the resourceclaim controller and the garbage collector")
+    p = sub.add_parser("controller-manager", help="run the resourceclaim, garbage-collector and namespace controllers")
     add_bus_argument(p)
     add_common_arguments(p)
     p.add_argument("--data", default=DEFAULT_DATA, help="directory for the informer snapshot")
