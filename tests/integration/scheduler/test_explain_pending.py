@@ -151,6 +151,20 @@ async def test_missing_claim_is_waited_for_in_kubernetes_words(bus_url: BusUrl) 
     )
 
 
+async def test_claim_from_a_template_not_created_yet(bus_url: BusUrl) -> None:
+    url = bus_url()
+    async with running_stack(url) as stack:  # no claim controller runs here: the claim never comes
+        await stack.admin.create("", "pods", pod("templated", template="gpu-template"))
+        await stack.scheduler.flush()
+
+        status, out, _ = await explain(url, f"{NS}/templated")
+    assert status == 0
+    assert (
+        "  waiting for the ResourceClaim of pod claim gpu (from template gpu-template) to be created — "
+        'pod "default/templated": ResourceClaim not created yet\n'
+    ) in out
+
+
 async def test_missing_pod_is_not_found(bus_url: BusUrl) -> None:
     url = bus_url()
     async with running_stack(url) as stack:
