@@ -60,7 +60,7 @@ def _logfmt_value(value: Any) -> str:
 
 
 class TextFormatter(logging.Formatter):
-    """``2026-01-02T03:04:05.678Z INFO  scheduler  message key=value``.
+    """``2026-01-02T03:04:05.678Z INFO  scheduler   message key=value`` (level and component padded).
 
     The component is the process's (``apiserver``, ``scheduler`` …); in the
     one-process ``draplane up`` it is the package the logger belongs to
@@ -79,7 +79,7 @@ class TextFormatter(logging.Formatter):
         return self.component if parts[0] in ("", "root", "services") else parts[0]
 
     def format(self, record: logging.LogRecord) -> str:
-        line = f"{_timestamp(record)} {record.levelname:<5} {self.component_of(record)}  {record.getMessage()}"
+        line = f"{_timestamp(record)} {record.levelname:<5} {self.component_of(record):<11} {record.getMessage()}"
         extras = " ".join(f"{key}={_logfmt_value(value)}" for key, value in _extras(record).items())
         if extras:
             line += f" {extras}"

@@ -31,14 +31,14 @@ def test_text_log_line_is_timestamp_level_component_message_and_context() -> Non
     line = TextFormatter("draplane").format(record)
     ts, rest = line.split(" ", 1)
     assert ts.endswith("Z") and "T" in ts
-    assert rest == 'WARNING scheduler  bound p key=core/pods/default/web error="two words"'
+    assert rest == 'WARNING scheduler   bound p key=core/pods/default/web error="two words"'
 
 
 def test_a_logger_outside_services_keeps_its_own_name_and_the_root_the_process_name() -> None:
     kafka = logging.LogRecord("aiokafka.conn", logging.ERROR, __file__, 1, "down", (), None)
     root = logging.LogRecord("root", logging.INFO, __file__, 1, "hi", (), None)
-    assert TextFormatter("apiserver").format(kafka).split(" ", 1)[1] == "ERROR aiokafka  down"
-    assert TextFormatter("apiserver").format(root).split(" ", 1)[1] == "INFO  apiserver  hi"
+    assert TextFormatter("apiserver").format(kafka).split(" ", 1)[1] == "ERROR aiokafka    down"
+    assert TextFormatter("apiserver").format(root).split(" ", 1)[1] == "INFO  apiserver   hi"
 
 
 class _Stream(io.StringIO):
