@@ -25,7 +25,10 @@ from services.scheduler.explain import render_pod
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("explain", help="why a pod went where it did: its scheduling attempts from the decisions log")
+    p = sub.add_parser(
+        "explain",
+        help="why a pod is pending (its claims and the devices they could take), and its scheduling attempts",
+    )
     add_bus_argument(p)
     p.add_argument("--data", default=DEFAULT_DATA, help="data directory of the embedded log")
     p.add_argument("kind", choices=["pod", "pods", "po"], help="what to explain (pods)")
