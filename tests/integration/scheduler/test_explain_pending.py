@@ -171,3 +171,17 @@ async def test_missing_pod_is_not_found(bus_url: BusUrl) -> None:
         await stack.node_with_devices("node-1", devices=1)
         status, out, err = await explain(url, "default/nobody")
     assert (status, out, err) == (1, "", "error: pod default/nobody not found\n")
+
+
+async def test_a_deleted_pod_shows_its_recorded_attempts(bus_url: BusUrl) -> None:
+    url = bus_url()
+    async with running_stack(url) as stack:
+        await stack.admin.create(RG, "deviceclasses", device_class())
+        await stack.node_with_devices("node-1", devices=1)
+        await pending(stack, "gone", gpu_claim("gone-gpu", count=2))
+        await stack.admin.delete("", "pods", NS, "gone")
+
+        status, out, _ = await explain(url, f"{NS}/gone")
+    assert status == 0
+    assert out.startswith("Pod default/gone does not exist (any more); what its attempts recorded:\n\nPod default/gone: ")
+    assert "cannot allocate all claims" in out
