@@ -99,6 +99,9 @@ def n_of(field: str, entry: Obj, n: int) -> Change:
     return change
 
 
+NESTED_3 = "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, true)))"
+NESTED_4 = "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, device.attributes.all(d, true))))"
+
 CLAIM_CASES: list[tuple[str, Change, list[str]]] = [
     ("valid hub claim", lambda o: None, []),
     ("8 subrequests", prioritized(8), []),
@@ -227,6 +230,13 @@ CLAIM_CASES: list[tuple[str, Change, list[str]]] = [
         "CEL expression over 10Ki, not compiled",
         set_request(selectors=[{"cel": {"expression": "(" * 10241}}]),
         [f"{REQ}.exactly.selectors[0].cel.expression: Too long: may not be more than 10240 bytes"],
+    ),
+    # Estimated costs 104,643 and 3,348,675 (printed by 1.37.2's compiler, tests/unit/cel/test_cel_cost.py).
+    ("CEL cost under 1,000,000", set_request(selectors=[{"cel": {"expression": NESTED_3}}]), []),
+    (
+        "CEL cost over 1,000,000",
+        set_request(selectors=[{"cel": {"expression": NESTED_4}}]),
+        [f"{REQ}.exactly.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"],
     ),
 ]
 
