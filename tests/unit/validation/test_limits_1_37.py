@@ -253,6 +253,22 @@ CLAIM_CASES: list[tuple[str, Change, list[str]]] = [
         set_request(selectors=[{"cel": {"expression": "(" * 10241}}]),
         [f"{REQ}.exactly.selectors[0].cel.expression: Too long: may not be more than 10240 bytes"],
     ),
+    # Opaque parameters are measured as compact JSON: {"a":"..."} is 8 bytes plus the string.
+    (
+        "opaque parameters of 10Ki",
+        n_of("config", {"opaque": {"driver": "gpu.example.com", "parameters": {"a": "x" * (10240 - 8)}}}, 1),
+        [],
+    ),
+    (
+        "opaque parameters over 10Ki",
+        n_of("config", {"opaque": {"driver": "gpu.example.com", "parameters": {"a": "x" * (10241 - 8)}}}, 1),
+        ["spec.devices.config[0].opaque.parameters: Too long: may not be more than 10240 bytes"],
+    ),
+    (
+        "opaque parameters not an object",
+        n_of("config", {"opaque": {"driver": "gpu.example.com", "parameters": [1]}}, 1),
+        ['spec.devices.config[0].opaque.parameters: Invalid value: "<value omitted>": must be a valid JSON object'],
+    ),
     # Estimated costs 104,643 and 3,348,675 (printed by 1.37.2's compiler, tests/unit/cel/test_cel_cost.py).
     ("CEL cost under 1,000,000", set_request(selectors=[{"cel": {"expression": NESTED_3}}]), []),
     (

@@ -28,7 +28,9 @@ def validate_device_class_spec(
     selectors = items(spec, "selectors")
     stored = old_spec is not None and semantic_equal(selectors, items(old_spec, "selectors"))
     errs = validate_selectors(selectors, "spec.selectors", stored=stored, limits=limits)
-    errs.extend(validate_class_configs(items(spec, "config"), "spec.config", limits=limits))
+    configs = items(spec, "config")
+    stored_configs = old_spec is not None and semantic_equal(configs, items(old_spec, "config"))
+    errs.extend(validate_class_configs(configs, "spec.config", limits=limits, stored=stored_configs))
     suitable_nodes = spec.get("suitableNodes")
     if isinstance(suitable_nodes, dict):
         errs.extend(validate_node_selector(suitable_nodes, "suitableNodes"))
