@@ -619,6 +619,35 @@ def test_class_lists_1_37(field: str, entry: Obj, expected: str) -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("example.com/gpu", []),
+        (  # the implicit name cannot be set: a kubernetes.io name is a native resource (IsExtendedResourceName)
+            "deviceclass.resource.kubernetes.io/gpu",
+            [
+                'spec.extendedResourceName: Invalid value: "deviceclass.resource.kubernetes.io/gpu": '
+                "must be a valid extended resource name"
+            ],
+        ),
+        ("gpu", ['spec.extendedResourceName: Invalid value: "gpu": must be a valid extended resource name']),
+        (
+            "requests.example.com/gpu",
+            [
+                'spec.extendedResourceName: Invalid value: "requests.example.com/gpu": must be a valid extended resource name'
+            ],
+        ),
+        (
+            "kubernetes.io/gpu",
+            ['spec.extendedResourceName: Invalid value: "kubernetes.io/gpu": must be a valid extended resource name'],
+        ),
+    ],
+)
+def test_class_extended_resource_name_1_37(name: str, expected: list[str]) -> None:
+    obj = mutated(device_class(), lambda o: o["spec"].update(extendedResourceName=name))
+    assert render(validate_device_class(obj, limits=LIMITS_1_37)) == expected
+
+
 # --------------------------------------------------------------------------
 # DeviceTaintRule (1.37 ValidateDeviceTaintRule, ...Update, ...StatusUpdate)
 
