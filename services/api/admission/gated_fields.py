@@ -174,81 +174,115 @@ def _requests(claim_spec: Any) -> list[Any]:
 
 
 def drop_disabled_claim_spec_fields(claim_spec: Any, old_claim_spec: Any, gates: FeatureGates) -> None:
-    """1.37's ``resourceclaimspec.DropDisabledFields`` on a hub ResourceClaimSpec (of a claim or a template)."""
+    """1.37's ``resourceclaimspec.DropDisabledFields`` on a hub ResourceClaimSpec (of a claim or a template).
+
+    Each gate is looked at only when ``claim_spec`` holds one of its fields, so
+    a claim without them costs one pass over its requests.
+    """
     requests = _requests(claim_spec)
-    old_requests = _requests(old_claim_spec)
-    if not gates.enabled(DRA_PRIORITIZED_LIST) and not any(_get(r, "firstAvailable") for r in old_requests):
-        for request in requests:
-            _pop(request, "firstAvailable")
-    if not gates.enabled(DRA_DEVICE_TAINTS) and not any(
-        _get(r, "tolerations") for r in _requests_and_subrequests(old_claim_spec)
-    ):
-        for request in _requests_and_subrequests(claim_spec):
-            _pop(request, "tolerations")
-    _admin_access(claim_spec, old_claim_spec, gates)
-    if not gates.enabled(DRA_CONSUMABLE_CAPACITY) and not _claim_spec_uses_capacity(old_claim_spec):
-        for constraint in _list(_get(_get(claim_spec, "devices"), "constraints")):
-            _pop(constraint, "distinctAttribute")
-        for request in _requests_and_subrequests(claim_spec):
-            _pop(request, "capacity")
+    present = _keys(requests)
+    if "firstAvailable" in present:
+        present |= _keys([sub for r in requests for sub in _list(_get(r, "firstAvailable"))])
+    constraints = _list(_get(_get(claim_spec, "devices"), "constraints"))
+    if constraints:
+        present |= _keys(constraints)
+    if "firstAvailable" in present and not gates.enabled(DRA_PRIORITIZED_LIST):
+        if not any(_get(r, "firstAvailable") for r in _requests(old_claim_spec)):
+            for request in requests:
+                _pop(request, "firstAvailable")
+    if "tolerations" in present and not gates.enabled(DRA_DEVICE_TAINTS):
+        if not any(_get(r, "tolerations") for r in _requests_and_subrequests(old_claim_spec)):
+            for request in _requests_and_subrequests(claim_spec):
+                _pop(request, "tolerations")
+    if "adminAccess" in present:
+        _admin_access(claim_spec, old_claim_spec, gates)
+    if ("capacity" in present or "distinctAttribute" in present) and not gates.enabled(DRA_CONSUMABLE_CAPACITY):
+        if not _claim_spec_uses_capacity(old_claim_spec):
+            for constraint in constraints:
+                _pop(constraint, "distinctAttribute")
+            for request in _requests_and_subrequests(claim_spec):
+                _pop(request, "capacity")
+
+
+_CAPACITY_RESULT_FIELDS = frozenset({"shareID", "consumedCapacity"})
+_BINDING_RESULT_FIELDS = frozenset({"bindingConditions", "bindingFailureConditions"})
 
 
 def drop_disabled_claim_status_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
     """1.37's ``dropDisabledStatusFields`` of ResourceClaim (the gates draplane models)."""
     status = _get(new, "status")
+    if not isinstance(status, dict):
+        return
     old_status = _get(old, "status")
     results = _results(status)
-    old_results = _results(old_status)
-    if not gates.enabled(DRA_RESOURCE_CLAIM_DEVICE_STATUS) and not _get(old_status, "devices"):
-        _pop(status, "devices")
-    if not gates.dra_admin_access and not (
-        _uses_admin_access(_get(old, "spec")) or any(_get(r, "adminAccess") is not None for r in old_results)
-    ):
-        for result in results:
-            _pop(result, "adminAccess")
-    if not gates.enabled(DRA_CONSUMABLE_CAPACITY) and not _claim_uses_capacity(old):
-        for result in results:
-            _pop(result, "shareID")
-            _pop(result, "consumedCapacity")
-        for device in _list(_get(status, "devices")):
-            _pop(device, "shareID")
-    if not gates.enabled(DRA_DEVICE_BINDING_CONDITIONS) and not any(
-        _get(r, "bindingConditions") is not None or _get(r, "bindingFailureConditions") is not None for r in old_results
-    ):
-        for result in results:
-            _pop(result, "bindingConditions")
-            _pop(result, "bindingFailureConditions")
+    present = _keys(results)
+    devices = _list(status.get("devices"))
+    if "devices" in status and not gates.enabled(DRA_RESOURCE_CLAIM_DEVICE_STATUS):
+        if not _get(old_status, "devices"):
+            _pop(status, "devices")
+            devices = []
+    if "adminAccess" in present and not gates.dra_admin_access:
+        old_results = _results(old_status)
+        if not (_uses_admin_access(_get(old, "spec")) or any(_get(r, "adminAccess") is not None for r in old_results)):
+            for result in results:
+                _pop(result, "adminAccess")
+    shares = any(_get(d, "shareID") is not None for d in devices)
+    if (present & _CAPACITY_RESULT_FIELDS or shares) and not gates.enabled(DRA_CONSUMABLE_CAPACITY):
+        if not _claim_uses_capacity(old):
+            for result in results:
+                _pop(result, "shareID")
+                _pop(result, "consumedCapacity")
+            for device in devices:
+                _pop(device, "shareID")
+    if present & _BINDING_RESULT_FIELDS and not gates.enabled(DRA_DEVICE_BINDING_CONDITIONS):
+        old_results = _results(old_status)
+        if not any(
+            _get(r, "bindingConditions") is not None or _get(r, "bindingFailureConditions") is not None
+            for r in old_results
+        ):
+            for result in results:
+                _pop(result, "bindingConditions")
+                _pop(result, "bindingFailureConditions")
 
 
 _DEVICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
+_PARTITION_DEVICE_FIELDS = frozenset({"consumesCounters", *_DEVICE_NODE_FIELDS})
+_BINDING_DEVICE_FIELDS = frozenset({"bindingConditions", "bindingFailureConditions", "bindsToNode"})
 
 
 def drop_disabled_slice_fields(spec: Any, old_spec: Any, gates: FeatureGates) -> None:
     """1.37's ResourceSlice ``dropDisabledFields`` on a hub slice spec (devices' fields under ``basic``)."""
+    if not isinstance(spec, dict):
+        return
     devices = _basic_devices(spec)
-    old_devices = _basic_devices(old_spec)
-    if not gates.enabled(DRA_DEVICE_TAINTS) and not any(_get(d, "taints") for d in old_devices):
-        for device in devices:
-            _pop(device, "taints")
-    if not gates.enabled(DRA_PARTITIONABLE_DEVICES) and not _slice_partitions(old_spec, old_devices):
-        _pop(spec, "sharedCounters")
-        _pop(spec, "perDeviceNodeSelection")
-        for device in devices:
-            for key in ("consumesCounters", *_DEVICE_NODE_FIELDS):
-                _pop(device, key)
+    present = _keys(devices)
+    if "taints" in present and not gates.enabled(DRA_DEVICE_TAINTS):
+        if not any(_get(d, "taints") for d in _basic_devices(old_spec)):
+            for device in devices:
+                _pop(device, "taints")
+    partitions = present & _PARTITION_DEVICE_FIELDS or "sharedCounters" in spec or "perDeviceNodeSelection" in spec
+    if partitions and not gates.enabled(DRA_PARTITIONABLE_DEVICES):
+        if not _slice_partitions(old_spec, _basic_devices(old_spec)):
+            _pop(spec, "sharedCounters")
+            _pop(spec, "perDeviceNodeSelection")
+            for device in devices:
+                for key in _PARTITION_DEVICE_FIELDS:
+                    _pop(device, key)
     binding = gates.enabled(DRA_DEVICE_BINDING_CONDITIONS) and gates.enabled(DRA_RESOURCE_CLAIM_DEVICE_STATUS)
-    if not binding and not any(
-        _get(d, "bindingConditions") or _get(d, "bindingFailureConditions") or _get(d, "bindsToNode") is not None
-        for d in old_devices
-    ):
-        for device in devices:
-            for key in ("bindingConditions", "bindingFailureConditions", "bindsToNode"):
-                _pop(device, key)
-    if not gates.enabled(DRA_CONSUMABLE_CAPACITY) and not any(_device_shares(d) for d in old_devices):
-        for device in devices:
-            _pop(device, "allowMultipleAllocations")
-            for capacity in _values(_get(device, "capacity")):
-                _pop(capacity, "requestPolicy")
+    if present & _BINDING_DEVICE_FIELDS and not binding:
+        if not any(
+            _get(d, "bindingConditions") or _get(d, "bindingFailureConditions") or _get(d, "bindsToNode") is not None
+            for d in _basic_devices(old_spec)
+        ):
+            for device in devices:
+                for key in _BINDING_DEVICE_FIELDS:
+                    _pop(device, key)
+    if not gates.enabled(DRA_CONSUMABLE_CAPACITY) and any(_device_shares(d) for d in devices):
+        if not any(_device_shares(d) for d in _basic_devices(old_spec)):
+            for device in devices:
+                _pop(device, "allowMultipleAllocations")
+                for capacity in _values(_get(device, "capacity")):
+                    _pop(capacity, "requestPolicy")
 
 
 def _class_extended_resource(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
@@ -329,6 +363,15 @@ def _pod_dra_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
 
 # --------------------------------------------------------------------------
 # dict helpers: tolerate missing or null parents
+
+
+def _keys(entries: list[Any]) -> set[str]:
+    """Every key of the dicts among ``entries``."""
+    out: set[str] = set()
+    for entry in entries:
+        if isinstance(entry, dict):
+            out.update(entry)
+    return out
 
 
 def _list(value: Any) -> list[Any]:
