@@ -842,6 +842,7 @@ def test_device_taint_rule_update_checks_an_unchanged_effect_no_more() -> None:
     ]
 
 
+# The condition wordings were printed by apimachinery v0.37.2's ValidateConditions (a small Go program).
 STATUS_RULE_CASES: list[tuple[str, Obj, list[str]]] = [
     ("valid conditions", with_conditions(condition()), []),
     ("8 conditions", with_conditions(*(condition(type=f"example.com/c{i}") for i in range(8))), []),
