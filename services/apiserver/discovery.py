@@ -43,6 +43,7 @@ _CONNECT_VERBS = ["create", "get"]
 _SUBRESOURCE_VERBS = {
     "status": STATUS_VERBS,
     "binding": ["create"],
+    "finalize": ["update"],
     "log": ["get"],
     "exec": _CONNECT_VERBS,
     "attach": _CONNECT_VERBS,

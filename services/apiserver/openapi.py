@@ -465,6 +465,19 @@ def resource_paths(rt: ResourceType, version: str) -> dict[str, dict[str, Any]]:
             ),
             "parameters": [name_param, *ns_param, pretty],
         }
+    if "finalize" in rt.subresources:
+        paths[f"{item}/finalize"] = {
+            "put": _operation(
+                "put",
+                f"replace{prefix}{scoped}{rt.kind}Finalize",
+                gvk,
+                params=[_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION],
+                ok=kind_name,
+                codes=("200", "201"),
+                body=kind_name,
+            ),
+            "parameters": [name_param, *ns_param, pretty],
+        }
     if "binding" in rt.subresources:
         binding = definition_name(core_models.Binding)
         paths[f"{item}/binding"] = {

@@ -74,7 +74,9 @@ class ResourceType:
 
 
 RESOURCES: tuple[ResourceType, ...] = (
-    ResourceType(CORE, "v1", "Namespace", "namespaces", "namespace", False, ("ns",), (), ("status",), "NamespaceList"),
+    ResourceType(
+        CORE, "v1", "Namespace", "namespaces", "namespace", False, ("ns",), (), ("status", "finalize"), "NamespaceList"
+    ),
     ResourceType(CORE, "v1", "Node", "nodes", "node", False, ("no",), (), ("status",), "NodeList"),
     ResourceType(
         CORE,

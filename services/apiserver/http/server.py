@@ -208,6 +208,8 @@ def _handler(request: web.Request, route: ResourceRoute) -> tuple[Handler, bool]
         raise method_not_allowed()
     if sub in connect.METHODS:
         return connect.connect, False
+    if sub == "finalize" and method != "PUT":
+        raise method_not_allowed()  # kube's FinalizeREST serves only update
     if route.name is None:
         if method in _READ_METHODS:
             return (watch.watch if is_watch else list_handler.list_), True

@@ -105,3 +105,11 @@ async def test_v2_json_and_protobuf(client: Any) -> None:
 async def test_unknown_v3_group_version_is_404(client: Any) -> None:
     r = await client.get("/openapi/v3/apis/example.com/v1")
     assert r.status == 404
+
+
+async def test_namespaces_finalize_is_described_as_put_only(client: Any) -> None:
+    """kube-apiserver's /openapi/v3/api/v1: replaceCoreV1NamespaceFinalize, and no other verb on that path."""
+    doc = await _v3(client, gv_key("", "v1"))
+    item = doc["paths"]["/api/v1/namespaces/{name}/finalize"]
+    assert item["put"]["operationId"] == "replaceCoreV1NamespaceFinalize"
+    assert not {"get", "patch", "post", "delete"} & set(item)
