@@ -71,7 +71,9 @@ def api_path(group: str, resource: str, namespace: str | None, name: str = "") -
     rt = registry.by_resource(group, resource)
     if rt is None:
         raise ValueError(f"unknown resource {group}/{resource}")
-    root = f"/api/{rt.version}" if not group else f"/apis/{group}/{rt.version}"
+    # The workload's objects are 1.31's v1alpha3 (`workload.py`); resource.k8s.io's storage form is never on the wire.
+    version = registry.V1ALPHA3 if registry.V1ALPHA3 in rt.versions else rt.preferred_version
+    root = f"/api/{version}" if not group else f"/apis/{group}/{version}"
     scope = f"/namespaces/{namespace}" if rt.namespaced and namespace is not None else ""
     return f"{root}{scope}/{resource}" + (f"/{name}" if name else "")
 
