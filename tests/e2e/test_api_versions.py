@@ -119,6 +119,12 @@ async def test_a_slice_written_in_one_version_reads_back_in_every_other(stack: S
         want = slice_in(reader, name)
         assert got["spec"]["devices"] == want["spec"]["devices"], reader
         assert got["spec"]["nodeName"] == "node-1"
+        # Field selectors are the same in every version (they match the stored object).
+        selected = await http.call(
+            "GET", f"/apis/{RG}/{reader}/resourceslices?fieldSelector=spec.nodeName%3Dnode-1,metadata.name%3D{name}"
+        )
+        assert [i["metadata"]["name"] for i in selected["items"]] == [name]
+        assert selected["items"][0]["spec"]["devices"] == want["spec"]["devices"]
     await http.call("DELETE", f"/apis/{RG}/v1/resourceslices/{name}")
 
 

@@ -23,6 +23,7 @@ from typing import Any
 import yaml
 from hypothesis import strategies as st
 
+from services.api.machinery.conversion import from_storage
 from tests.fuzz.fuzz_support import NS, one_in
 from tests.support import samples
 
@@ -348,6 +349,8 @@ def base_manifest(kind: str, name: str | None = None, *, with_status: bool = Fal
         "PodSchedulingContext": samples.pod_scheduling_context,
     }
     obj = makers[kind]()
+    if obj["apiVersion"].startswith("resource.k8s.io/"):  # the samples are the storage form; fuzzers speak v1alpha3
+        obj = from_storage(obj, group="resource.k8s.io", kind=kind, version="v1alpha3")
     if not with_status:
         obj.pop("status", None)
     obj = _clean(obj, name=name, namespaced=kind not in ("Node", "Namespace", "DeviceClass", "ResourceSlice"))
