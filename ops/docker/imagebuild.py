@@ -258,7 +258,7 @@ def build_from(image: Image, files: list[tuple[str, Path]], *, base: Image) -> N
         context = Path(scratch) / "context"
         stage(files, context)
         # --network host: apt reaches the mirror as the host does, whatever the bridge's state.
-        run("docker", "build", "--network", "host", "--build-arg", f"BASE={base.tag}",
+        run("docker", "build", "--force-rm", "--network", "host", "--build-arg", f"BASE={base.tag}",
             "--label", f"org.draplane.image={image.name}", "-t", image.tag, str(context),
             env={**os.environ, "DOCKER_BUILDKIT": "0"}, log=Path(scratch) / "build.log")
 
