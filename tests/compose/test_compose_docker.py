@@ -123,7 +123,7 @@ def test_the_stack_comes_up_runs_the_demo_goes_down_and_resumes_from_its_volumes
         before = running_pods(client)
         allocated = allocations(client)
         assert len(allocated) == 2 and all(allocated.values()), allocated
-        devices = [r["device"] for results in allocated.values() for r in results]
+        devices = [(r["pool"], r["device"]) for results in allocated.values() for r in results]
         assert len(set(devices)) == len(devices), f"two claims share a GPU: {allocated}"
     finally:
         client.close_clients()
