@@ -30,7 +30,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -275,7 +275,7 @@ def tag_local(image: Image) -> None:
         subprocess.run(["docker", "rmi", *stale], capture_output=True, check=False)
 
 
-def ensure(image: Image, build: object) -> float:
+def ensure(image: Image, build: Callable[[], None]) -> float:
     """Build ``image`` unless its hash tag exists; returns the seconds spent."""
     started = time.monotonic()
     if exists(image.tag):
@@ -283,7 +283,7 @@ def ensure(image: Image, build: object) -> float:
         say(f"{image.tag} is up to date (also {image.local})")
         return 0.0
     say(f"building {image.tag} ...")
-    build()  # type: ignore[operator]
+    build()
     tag_local(image)
     spent = time.monotonic() - started
     say(f"built {image.tag} in {spent:.0f}s (also {image.local}, {size(image.tag)})")
