@@ -169,8 +169,13 @@ def build_base(image: Image) -> None:
         if os.geteuid() != 0 or shutil.which("apt-get") is None:
             raise BuildError("the base needs debootstrap (apt-get install debootstrap)")
         say("installing debootstrap from Debian")
-        run("apt-get", "install", "-y", "--no-install-recommends", "debootstrap",
-            env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+        install = ("apt-get", "install", "-y", "--no-install-recommends", "debootstrap")
+        try:
+            run(*install, env=env)
+        except BuildError:  # no package lists yet on a fresh machine
+            run("apt-get", "update", env=env)
+            run(*install, env=env)
     scratch = tempfile.mkdtemp(prefix="draplane-base.", dir="/var/tmp")
     try:
         _import_base(image, Path(scratch))
