@@ -38,6 +38,10 @@ DRAAdminAccess off (1.32 semantics)
     ResourceClaimTemplate ``spec.spec.devices.requests[]``: dropped unless the
     old object set ``adminAccess`` (to any value) in some request.
 
+CoordinatedLeaderElection (beta and off by default in 1.37; not a gate draplane knows, so always off)
+  - Lease ``spec.strategy`` and ``spec.preferredHolder``: dropped unless the
+    old Lease had them (pkg/registry/coordination/lease/strategy.go).
+
 The caller is responsible for the rest of the strategy (a status update keeps
 the old spec, a spec update the old status); this module only drops fields.
 Objects are wire dicts, changed in place. A "set" string field is a non-empty
@@ -48,7 +52,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
+from services.api.types.registry import COORDINATION_GROUP, CORE, RESOURCE_GROUP, ResourceType
 from services.kube.feature_gates import FeatureGates
 
 __all__ = ["drop_disabled_fields"]
@@ -68,6 +72,17 @@ def drop_disabled_fields(rt: ResourceType, new: Obj, old: Obj | None, gates: Fea
             _class_control_plane_fields(new, old, gates)
     elif rt.group == CORE and rt.kind == "Pod":
         _pod_dra_fields(new, old, gates)
+    elif rt.group == COORDINATION_GROUP and rt.kind == "Lease":
+        _lease_coordinated_fields(new, old)
+
+
+def _lease_coordinated_fields(new: Obj, old: Obj | None) -> None:
+    """CoordinatedLeaderElection (beta, off by default in 1.37, not a gate here): Lease ``spec.strategy`` and
+    ``spec.preferredHolder`` are dropped unless the old Lease had them (pkg/registry/coordination/lease)."""
+    spec, old_spec = _get(new, "spec"), _get(old, "spec")
+    for field in ("strategy", "preferredHolder"):
+        if old_spec is None or _get(old_spec, field) is None:
+            _pop(spec, field)
 
 
 # --------------------------------------------------------------------------
