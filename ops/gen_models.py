@@ -15,6 +15,11 @@ Why generated modules rather than building Structs at start-up
 so decoding costs the same, but generated modules cost nothing at start-up and
 mypy and readers see every class and field (docs/decisions/models.md).
 
+The storage (hub) form of resource.k8s.io (`resource_hub`, `HUB`) is generated
+too: the base version's models with every field the 1.31 version's same-named
+types have and the base lacks (the classic DRA fields), subclassing only the
+types on the path to them (docs/decisions/api-versions.md).
+
 The conventions of docs/decisions/models.md are applied here: every field
 optional (``None``), Go type names as class names, Kubernetes' scalars as the
 aliases of `services.api.types.base`.
@@ -26,12 +31,13 @@ import argparse
 import keyword
 import re
 import sys
+import textwrap
 from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
 
-from services.api.types.schemas import Definition, Schemas, TypeRef, go_name, schemas
+from services.api.types.schemas import Definition, Property, Schemas, TypeRef, go_name, schemas
 
 ROOT = Path(__file__).resolve().parents[1]
 TYPES_DIR = ROOT / "services" / "api" / "types"
@@ -57,7 +63,14 @@ MODULES: tuple[ModuleSpec, ...] = (
         "meta",
         "1.31",
         META,
-        (META + "Status", META + "DeleteOptions", META + "ObjectMeta", META + "LabelSelector", META + "Condition"),
+        (
+            META + "Status",
+            META + "DeleteOptions",
+            META + "ObjectMeta",
+            META + "LabelSelector",
+            META + "Condition",
+            META + "FieldSelectorRequirement",  # authorization.k8s.io/v1 FieldSelectorAttributes
+        ),
         "meta.k8s.io/v1 types shared by every kind (k8s.io/apimachinery/pkg/apis/meta/v1, Kubernetes 1.31)",
     ),
     ModuleSpec(
@@ -76,6 +89,30 @@ MODULES: tuple[ModuleSpec, ...] = (
             for k in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "PodSchedulingContext")
         ),
         "resource.k8s.io/v1alpha3 types (k8s.io/api/resource/v1alpha3, Kubernetes 1.31), the group's storage version",
+    ),
+    ModuleSpec(
+        "coordination_v1",
+        "1.31",
+        "io.k8s.api.coordination.v1.",
+        ("io.k8s.api.coordination.v1.Lease",),
+        "coordination.k8s.io/v1 types: Lease (k8s.io/api/coordination/v1, Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "authentication_v1",
+        "1.31",
+        "io.k8s.api.authentication.v1.",
+        ("io.k8s.api.authentication.v1.SelfSubjectReview",),
+        "authentication.k8s.io/v1 types: SelfSubjectReview (Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "authorization_v1",
+        "1.31",
+        "io.k8s.api.authorization.v1.",
+        (
+            "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
+            "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
+        ),
+        "authorization.k8s.io/v1 types: SelfSubjectAccessReview and SelfSubjectRulesReview (Kubernetes 1.31)",
     ),
     *(
         ModuleSpec(
@@ -235,9 +272,168 @@ def render(spec: ModuleSpec) -> str:
     return _Writer(spec, schemas(spec.release)).module()
 
 
+# ---------------------------------------------------------------- the hub (storage) form of resource.k8s.io
+
+
+@dataclass(frozen=True)
+class HubSpec:
+    """The storage form of resource.k8s.io (docs/decisions/api-versions.md): ``base``'s models (1.37's v1beta1)
+    plus every field that ``classic``'s same-named types (1.31's v1alpha3) have and ``base``'s lack."""
+
+    module: str
+    base: ModuleSpec
+    classic: ModuleSpec
+    kinds: tuple[str, ...]  # kinds stored in the base layout
+    elsewhere: tuple[
+        tuple[str, str], ...
+    ]  # (kind, module): kinds the base version lacks, stored in that module's shape
+
+
+HUB = HubSpec(
+    "resource_hub",
+    base=next(m for m in MODULES if m.module == "resource_v1beta1"),
+    classic=next(m for m in MODULES if m.module == "resource_v1alpha3"),
+    kinds=("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice"),
+    elsewhere=(("DeviceTaintRule", "resource_v1"), ("PodSchedulingContext", "resource_v1alpha3")),
+)
+
+
+def _refs_of(tp: TypeRef) -> list[str]:
+    if tp.kind == "ref":
+        return [tp.ref]
+    return _refs_of(tp.item) if tp.item is not None else []
+
+
+class _HubWriter(_Writer):
+    """Writes the classes of the hub that differ from the base version's: a type with a classic-only field, and
+    every type on the path from a kind to one (its field must name the extended class)."""
+
+    def __init__(self, hub: HubSpec) -> None:
+        spec = ModuleSpec(hub.module, hub.base.release, "", (), "")
+        super().__init__(spec, schemas(hub.base.release))
+        self.hub = hub
+        self.base_defs = schemas(hub.base.release)
+        self.classic_defs = schemas(hub.classic.release)
+        self.redeclared: set[str] = set()  # base definition names written as subclasses here
+
+    def annotation(self, tp: TypeRef) -> str:
+        if tp.kind == "ref" and tp.ref in self.redeclared:
+            return go_name(tp.ref)
+        return super().annotation(tp)
+
+    def classic_only(self, base_name: str) -> dict[str, Property]:
+        """The fields the classic version's type of the same Go name has and the base type lacks."""
+        classic_name = self.hub.classic.prefix + base_name[len(self.hub.base.prefix) :]
+        if classic_name not in self.classic_defs:
+            return {}
+        theirs = self.base_defs.get(base_name).properties
+        return {w: p for w, p in self.classic_defs.get(classic_name).properties.items() if w not in theirs}
+
+    def field_line(self, wire: str, prop: Property, *, comment: str = "") -> str:
+        attr = attr_name(wire)
+        annotation = self.annotation(prop.type)
+        optional = annotation if annotation == "RawJSON" else f"{annotation} | None"
+        note = f"  # {comment}" if comment else ""
+        if _camel(attr) == wire:
+            return f"    {attr}: {optional} = None{note}"
+        self.uses_field = True
+        return f'    {attr}: {optional} = msgspec.field(default=None, name="{wire}"){note}'
+
+    def module(self) -> str:
+        hub, base = self.hub, self.hub.base
+        closure = [n for n in self.base_defs.closure(base.prefix + k for k in hub.kinds) if n.startswith(base.prefix)]
+        extras = {n: self.classic_only(n) for n in closure}
+        self.redeclared = {n for n, fields in extras.items() if fields}
+        while True:
+            more = {
+                n
+                for n in closure
+                if n not in self.redeclared
+                and any(
+                    r in self.redeclared for p in self.base_defs.get(n).properties.values() for r in _refs_of(p.type)
+                )
+            }
+            if not more:
+                break
+            self.redeclared |= more
+        body: list[str] = []
+        for name in sorted(self.redeclared, key=go_name):
+            definition = self.base_defs.get(name)
+            lines = ["", "", f"class {definition.go_name}({base.module}.{definition.go_name}):"]
+            for wire, prop in definition.properties.items():
+                if any(r in self.redeclared for r in _refs_of(prop.type)):
+                    lines.append(self.field_line(wire, prop))
+            self.defs = self.classic_defs  # classic-only fields are typed from the classic release's schemas
+            for wire, prop in extras[name].items():
+                lines.append(self.field_line(wire, prop, comment=f"Kubernetes {hub.classic.release} only"))
+            self.defs = self.base_defs
+            body += lines
+        models = [
+            (k, go_name(base.prefix + k) if base.prefix + k in self.redeclared else f"{base.module}.{k}")
+            for k in hub.kinds
+        ]
+        models += [(k, f"{module}.{k}") for k, module in hub.elsewhere]
+        aliases = [f"{k} = {target}" for k, target in models if "." in target]
+        modules = sorted({base.module, *(m for _, m in hub.elsewhere)})
+        classic_fields = sorted(f"{go_name(n)}.{w}" for n, fields in extras.items() for w in fields)
+        listed = [f"``{f}``" for f in classic_fields]
+        fields_text = ", ".join(listed[:-1]) + f" and {listed[-1]}" if len(listed) > 1 else "".join(listed)
+        elsewhere = "; ".join(f"{k} in {module}'s" for k, module in hub.elsewhere)
+        paragraph = (
+            "Generated by `python -m ops.gen_models --write` from Kubernetes' own schemas "
+            "(`services.api.types.schemas`); do not edit. The log holds every resource.k8s.io object in "
+            "this form, whatever version a client wrote it with (docs/decisions/api-versions.md). It is "
+            f"`{base.module}` (Kubernetes {base.release}) with every field that the same-named type of "
+            f"`{hub.classic.module}` (Kubernetes {hub.classic.release}) has and {base.module}'s lacks: "
+            f"{fields_text}. Only the types on the path to those fields are subclassed here; every other "
+            f"type is {base.module}'s own. Kinds {base.module} lacks are stored in another version's "
+            f"shape: {elsewhere}."
+        )
+        head = [
+            '"""The storage (hub) form of resource.k8s.io: '
+            f"Kubernetes {base.release}'s {base.module.rsplit('_', 1)[1]} layout plus the "
+            f"{hub.classic.release}-only fields.",
+            "",
+            *textwrap.wrap(paragraph, width=100, break_on_hyphens=False),
+            '"""',
+            "",
+            "from __future__ import annotations",
+            "",
+            "from collections.abc import Mapping",
+            "from types import MappingProxyType",
+            "",
+        ]
+        if self.uses_field:
+            head += ["import msgspec", ""]
+        head.append(f"from services.api.types import {', '.join(modules)}")
+        head.append(f"from services.api.types.base import {', '.join(sorted(self.base | {'K8sStruct'}))}")
+        for module in sorted(self.imports):
+            head.append(f"from services.api.types.{module} import {', '.join(sorted(self.imports[module]))}")
+        names = ["HUB_MODELS", *sorted({*(go_name(n) for n in self.redeclared), *(k for k, _ in models)})]
+        head += ["", "__all__ = [", *(f'    "{n}",' for n in names), "]"]
+        tail = [
+            "",
+            "",
+            *aliases,
+            "",
+            "# kind → the hub model of that kind.",
+            "HUB_MODELS: Mapping[str, type[K8sStruct]] = MappingProxyType(",
+            "    {",
+        ]
+        tail += [f'        "{k}": {k},' for k, _ in models]
+        tail += ["    }", ")"]
+        return "\n".join(head + body + tail) + "\n"
+
+
+def render_hub(hub: HubSpec = HUB) -> str:
+    """The source of the hub module."""
+    return _HubWriter(hub).module()
+
+
 def rendered() -> dict[Path, str]:
     """Every generated module: path → fresh source."""
-    return {TYPES_DIR / f"{spec.module}.py": render(spec) for spec in MODULES}
+    modules = {TYPES_DIR / f"{spec.module}.py": render(spec) for spec in MODULES}
+    return {**modules, TYPES_DIR / f"{HUB.module}.py": render_hub()}
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -76,6 +76,8 @@ class StackConfig:
     # The apiserver's own gates when they differ from the components' (a cluster
     # part-way through turning a gate off); None: the same as ``gates``.
     apiserver_gates: FeatureGates | None = None
+    # False: no controller-manager in the process (a test runs its own, to stop and start it).
+    controller_manager: bool = True
 
 
 class PerNodeMetrics:
@@ -147,8 +149,9 @@ class LocalStack:
         self._closers.append(self.informer.stop)
         await self.informer.wait_synced(120)
         await self._ensure_device_class()
-        self.controller_manager = ControllerManager(self.bus, gates=cfg.gates, informer=self.informer)
-        self._spawn("controller-manager", self.controller_manager.run())
+        if cfg.controller_manager:
+            self.controller_manager = ControllerManager(self.bus, gates=cfg.gates, informer=self.informer)
+            self._spawn("controller-manager", self.controller_manager.run())
         self.scheduler = SchedulerService(self.bus, config=SchedulerConfig(gates=cfg.gates), informer=self.informer)
         self._spawn("scheduler", self.scheduler.run())
         if cfg.gates.enabled("DRAControlPlaneController"):

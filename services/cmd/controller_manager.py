@@ -1,4 +1,4 @@
-"""`draplane controller-manager`: the resourceclaim controller and the garbage collector."""
+"""`draplane controller-manager`: the resourceclaim controller, the garbage collector and the namespace controller."""
 
 from __future__ import annotations
 
@@ -7,7 +7,14 @@ import asyncio
 from pathlib import Path
 
 from services.bus import open_bus
-from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, parse_gates
+from services.cmd.common import (
+    DEFAULT_DATA,
+    add_bus_argument,
+    add_common_arguments,
+    default_bus,
+    json_logs,
+    parse_gates,
+)
 from services.cmd.component import run_component
 from services.controllers.manager import DEFAULT_CLAIM_WORKERS, ControllerManager
 from services.runtime.logs import setup_logging
@@ -16,7 +23,7 @@ from topics.declarations import declarations
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("controller-manager", help="run the resourceclaim controller and the garbage collector")
+    p = sub.add_parser("controller-manager", help="run the resourceclaim, garbage-collector and namespace controllers")
     add_bus_argument(p)
     add_common_arguments(p)
     p.add_argument("--data", default=DEFAULT_DATA, help="directory for the informer snapshot")
@@ -31,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    setup_logging("controller-manager", level=args.log_level, json=not args.plain_logs)
+    setup_logging("controller-manager", level=args.log_level, json=json_logs(args))
     gates = parse_gates(args.feature_gates)
     url = args.bus or default_bus(args.data)
 

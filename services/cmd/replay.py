@@ -1,8 +1,9 @@
 """`draplane replay`: print log records as kcat does, or the state at a point as `kubectl get` does.
 
 draplane replay [--offset N | --since TIME | --from N|TIME] [--until N|TIME] [--follow] [--kind K] [-n NS]
-                [-o json|yaml|table]
-draplane replay [--at OFFSET|TIME] get RESOURCE [NAME] [-n NS | -A] [-o table|wide|name|yaml|json]
+                [--api-version GROUP/VERSION] [-o json|yaml|table]
+draplane replay [--at OFFSET|TIME] [--api-version GROUP/VERSION] get RESOURCE [NAME] [-n NS | -A]
+                [-o table|wide|name|yaml|json]
 draplane replay --scheduler [--from N|TIME] [--until N|TIME] [-n NS] [--name POD] [--feature-gates ...]
                 [--override FILE] [-o text|json]
 """
@@ -33,6 +34,7 @@ from services.replay.scheduler_diff import Window
 from services.replay.scheduler_replay import ReplayError, replay_scheduler
 from services.replay.scheduler_report import render_json, render_text
 from services.replay.selection import Filter, parse_point, parse_time, resolve_kind
+from services.replay.versions import VersionView
 from services.scheduler.service import SchedulerConfig
 from topics.declarations import OBJECTS
 
@@ -61,6 +63,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "or a time (ISO 8601, or relative such as 10m: every record appended until then); default: now",
     )
     p.add_argument("--kind", help="only this kind (Pod, resourceclaims, ...)")
+    p.add_argument(
+        "--api-version",
+        metavar="GROUP/VERSION",
+        help="show the objects of that API group in that version (e.g. resource.k8s.io/v1), converted as the "
+        "apiserver converts them; objects of other groups as stored",
+    )
     p.add_argument("--namespace", "-n", help="only this namespace")
     p.add_argument("--name", help="only this object name")
     p.add_argument(
@@ -114,6 +122,9 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     g.add_argument("-o", "--output", dest="get_output", choices=get_output.FORMATS, default="table")
     g.add_argument("--at", dest="get_at", metavar="OFFSET|TIME", help="same as replay's --at")
     g.add_argument(
+        "--api-version", dest="get_api_version", metavar="GROUP/VERSION", help="same as replay's --api-version"
+    )
+    g.add_argument(
         "--show-managed-fields", action="store_true", help="keep metadata.managedFields in json and yaml output"
     )
     g.set_defaults(run=run)
@@ -142,16 +153,25 @@ def run(args: argparse.Namespace) -> int:
         start = start_point(args)
         until = parse_point(args.until) if args.until else None
         kind = resolve_kind(args.kind) if args.kind else None
+        view = version_view(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     select = Filter(kind=kind, namespace=args.namespace, name=args.name)
     span = Range(start=start, until=until, follow=args.follow)
     url = log_to_read(args)
-    return asyncio.run(_run(url, args.topic, span, select, args.output or "json"))
+    return asyncio.run(_run(url, args.topic, span, select, args.output or "json", view=view))
 
 
-async def _run(url: str, topic: str, span: Range, select: Filter, fmt: str) -> int:
+def version_view(args: argparse.Namespace) -> VersionView | None:
+    """``--api-version``: the view converting objects (None without the flag); ValueError for an unknown one."""
+    text = getattr(args, "get_api_version", None) or args.api_version
+    if not text:
+        return None
+    return VersionView.parse(text, note=lambda line: print(line, file=sys.stderr))
+
+
+async def _run(url: str, topic: str, span: Range, select: Filter, fmt: str, *, view: VersionView | None = None) -> int:
     bus = open_bus(url)
     await bus.start()
     try:
@@ -159,6 +179,8 @@ async def _run(url: str, topic: str, span: Range, select: Filter, fmt: str) -> i
             print(TABLE_HEADER)
 
         def emit(record: ReplayedRecord) -> None:
+            if view is not None and fmt != "table":
+                record = view.record(record)
             print(render(record, fmt), flush=span.follow)
 
         await replay(bus, topic=topic, span=span, select=select, emit=emit)
@@ -197,6 +219,7 @@ def run_scheduler(args: argparse.Namespace) -> int:
             "--kind": args.kind,
             "--at": args.at,
             "--topic": args.topic != OBJECTS,
+            "--api-version": args.api_version,
         }.items()
         if value
     ]
@@ -279,6 +302,7 @@ def run_get(args: argparse.Namespace) -> int:
     try:
         at = parse_point(text) if text else None
         group, plural = resolve_kind(args.resource)
+        view = version_view(args)
     except ValueError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -296,6 +320,7 @@ def run_get(args: argparse.Namespace) -> int:
             args.object_name,
             args.get_output,
             managed_fields=args.show_managed_fields,
+            view=view,
         )
     )
 
@@ -309,6 +334,7 @@ async def _get(
     fmt: str,
     *,
     managed_fields: bool = False,
+    view: VersionView | None = None,
 ) -> int:
     bus = open_bus(url)
     await bus.start()
@@ -343,6 +369,8 @@ async def _get(
             return 0
     if not managed_fields:
         objects = [get_output.without_managed_fields(obj) for obj in objects]
+    if view is not None and fmt in ("json", "yaml"):  # tables and names read the stored form
+        objects = [view.convert(obj, group=rt.group) for obj in objects]
     sys.stdout.write(
         get_output.render(
             rt,

@@ -1,10 +1,10 @@
-"""The controller-manager: the resourceclaim controller and the garbage collector over one informer.
+"""The controller-manager: the resourceclaim, garbage-collector and namespace controllers over one informer.
 
-Why this module exists: both controllers read the same objects, so one
+Why this module exists: the controllers read the same objects, so one
 process runs them over one shared informer (one consumer of ``objects``) and
 one client that writes as ``system:kube-controller-manager``; warnings about
 pods (``FailedResourceClaimCreation``) go to the ``events`` topic. `run` is the
-component's whole life: start the informer and client, install both
+component's whole life: start the informer and client, install the
 controllers, serve until cancelled, close everything it opened. ``registry``
 holds the controllers' Prometheus metrics for ``/metrics``.
 """
@@ -24,6 +24,7 @@ from services.controllers.garbage_collector import DEFAULT_WORKERS as DEFAULT_GC
 from services.controllers.garbage_collector import GarbageCollector
 from services.controllers.gates import Gates
 from services.controllers.metrics import ControllerMetrics
+from services.controllers.namespace import NamespaceController
 from services.controllers.ports import EventRecorder, Writer
 from services.controllers.resourceclaim import DEFAULT_WORKERS as DEFAULT_CLAIM_WORKERS
 from services.controllers.resourceclaim import ResourceClaimController
@@ -40,7 +41,7 @@ EVENT_COMPONENT = "resource_claim"
 
 
 class ControllerManager:
-    """Runs both controllers; ``await run()`` until the task is cancelled."""
+    """Runs the controllers; ``await run()`` until the task is cancelled."""
 
     def __init__(
         self,
@@ -75,6 +76,7 @@ class ControllerManager:
         self.client: Client | None = None
         self.claim_controller: ResourceClaimController | None = None
         self.gc: GarbageCollector | None = None
+        self.namespace_controller: NamespaceController | None = None
 
     @property
     def registry(self) -> CollectorRegistry:
@@ -99,6 +101,7 @@ class ControllerManager:
         )
         if self.garbage_collector_enabled:
             self.gc = GarbageCollector(self.informer, writer, workers=self.gc_workers, metrics=self.metrics)
+        self.namespace_controller = NamespaceController(self.informer, writer, metrics=self.metrics)
         try:
             if self._own_informer:
                 await self.informer.start()
@@ -107,6 +110,7 @@ class ControllerManager:
             self.claim_controller.register()
             if self.gc is not None:
                 self.gc.register()
+            self.namespace_controller.register()
             await client.start()
             if events is not None:
                 await events.start()
@@ -116,7 +120,7 @@ class ControllerManager:
             await client.wait_for_predecessors()
             log.info("controller-manager ready", extra={"position": self.informer.position})
             self.ready.set()
-            runs = [self.claim_controller.run()]
+            runs = [self.claim_controller.run(), self.namespace_controller.run()]
             if self.gc is not None:
                 runs.append(self.gc.run())
             await asyncio.gather(*runs)

@@ -5,8 +5,10 @@ and the replies to send, with Kubernetes' generic registry semantics: create
 (generateName, uid, creationTimestamp, AlreadyExists), update (resourceVersion
 and uid preconditions, status subresource, generation, no-op detection),
 patch (applied to the latest committed object), delete (preconditions,
-finalizers, propagation policies, pod graceful deletion), and the
-`pods/binding` subresource. Admission runs on every write. Nothing here does
+finalizers, propagation policies, pod graceful deletion), the
+`pods/binding` subresource, and the namespace lifecycle (a namespace DELETE
+marks it Terminating; it goes once ``namespaces/finalize`` has emptied its
+``spec.finalizers``). Admission runs on every write. Nothing here does
 I/O: the committer loop appends the records and feeds the offsets back through
 `finish`, which stamps resourceVersions and advances the index.
 """
@@ -24,11 +26,13 @@ from typing import Any, Protocol
 import orjson
 
 from services.api.admission.chain import AdmissionChain, Attributes
+from services.api.admission.namespace_lifecycle import check_create
 from services.api.machinery import status as st
 from services.api.machinery.decode_errors import json_kind
 from services.api.machinery.field_errors import forbidden, required
 from services.api.types import registry
 from services.api.types.registry import ResourceType
+from services.kube import namespaces
 from services.runtime.committer_state import PENDING, Index, Obj, Staged
 from topics.envelope import EventType, Request, object_key
 
@@ -41,6 +45,7 @@ FOREGROUND_FINALIZER = "foregroundDeletion"
 ORPHAN_FINALIZER = "orphan"
 # Resources whose DELETE returns the deleted object instead of a Status.
 RETURNS_DELETED_OBJECT = {("", "pods"), ("", "namespaces"), ("", "nodes")}
+NAMESPACES = ("", "namespaces")
 # Resources whose metadata.generation tracks spec changes.
 HAS_GENERATION = {
     ("resource.k8s.io", "deviceclasses"),
@@ -254,7 +259,7 @@ class CommitterCore:
         if not isinstance(meta, dict):
             raise st.bad_request("metadata must be an object")
         namespace = self._namespace_for(req, rt, meta)
-        self._check_namespace(rt, namespace, staged)
+        check_create(staged, rt, namespace, str(meta.get("name") or ""))
         obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
         obj = self._decode(rt, obj, req)
         meta = obj["metadata"]
@@ -296,20 +301,6 @@ class CommitterCore:
             raise st.bad_request("a namespace is required for namespaced resources")
         meta["namespace"] = namespace
         return namespace
-
-    def _check_namespace(self, rt: ResourceType, namespace: str, staged: Staged) -> None:
-        if not rt.namespaced:
-            return
-        ns = staged.get("", "namespaces", "", namespace)
-        if ns is None:
-            raise st.not_found("", "namespaces", namespace)
-        if ns["metadata"].get("deletionTimestamp"):
-            raise st.forbidden(
-                rt.group,
-                rt.plural,
-                "",
-                f"unable to create new content in namespace {namespace} because it is being terminated",
-            )
 
     def _generate_name(self, rt: ResourceType, namespace: str, prefix: str, staged: Staged) -> str:
         base = prefix[: MAX_GENERATED_NAME_LENGTH - 5]
@@ -375,6 +366,7 @@ class CommitterCore:
         status_only: bool,
     ) -> Outcome:
         cur_meta = current["metadata"]
+        subresource = "status" if status_only else str(req.options.get("subresource") or "")
         if status_only:
             merged = _copy(current)
             merged["status"] = new.get("status")
@@ -396,6 +388,8 @@ class CommitterCore:
                     new["status"] = current["status"]
                 else:
                     new.pop("status", None)
+            if (rt.group, rt.plural) == NAMESPACES and subresource != "finalize":
+                _keep_spec_finalizers(new, current)  # only namespaces/finalize changes them
             if cur_meta.get("deletionTimestamp"):
                 added = [f for f in meta.get("finalizers") or [] if f not in (cur_meta.get("finalizers") or [])]
                 if added:
@@ -411,7 +405,6 @@ class CommitterCore:
                             )
                         ],
                     )
-        subresource = "status" if status_only else str(req.options.get("subresource") or "")
         attrs = Attributes(
             "UPDATE",
             rt,
@@ -433,7 +426,12 @@ class CommitterCore:
             return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
         self._track(current, new, req, rt, subresource, self.clock())
         meta = new["metadata"]
-        if meta.get("deletionTimestamp") and not meta.get("finalizers") and not meta.get("deletionGracePeriodSeconds"):
+        if (
+            meta.get("deletionTimestamp")
+            and not meta.get("finalizers")
+            and not meta.get("deletionGracePeriodSeconds")
+            and not ((rt.group, rt.plural) == NAMESPACES and namespaces.spec_finalizers(new))
+        ):
             return self._write(req, staged, req.key, "DELETED", new, 200, attrs.warnings)
         return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
 
@@ -544,6 +542,12 @@ class CommitterCore:
             "DELETE", rt, req.namespace, req.name, req.user, old=current, options=req.options, dry_run=_dry(req)
         )
         self.admission.admit(attrs, staged)
+        if (rt.group, rt.plural) == NAMESPACES:
+            if not cur_meta.get("deletionTimestamp"):
+                return self._start_termination(req, staged, current, attrs.warnings)
+            if namespaces.spec_finalizers(current):
+                # The namespace controller has not finished: the DELETE answers the namespace as it is.
+                return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
         new = _copy(current)
         meta = new["metadata"]
         finalizers: list[str] = list(meta.get("finalizers") or [])
@@ -570,6 +574,28 @@ class CommitterCore:
             meta["deletionGracePeriodSeconds"] = grace or 0
             return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
         return self._finish_delete(req, rt, staged, new)
+
+    def _start_termination(self, req: Request, staged: Staged, current: Obj, warnings: list[str]) -> Outcome:
+        """A namespace's first DELETE (kube's namespace REST Delete): deletionTimestamp and phase Terminating.
+
+        The namespace stays until its finalizers are gone; the propagation
+        policy only sets or clears the orphan and foregroundDeletion finalizers.
+        """
+        new = _copy(current)
+        meta = new["metadata"]
+        meta["deletionTimestamp"] = rfc3339(self.clock())
+        new.setdefault("status", {})["phase"] = namespaces.TERMINATING
+        finalizers: list[str] = list(meta.get("finalizers") or [])
+        for finalizer, wanted in _propagation_finalizers(req.options, finalizers).items():
+            if wanted and finalizer not in finalizers:
+                finalizers.append(finalizer)
+            elif not wanted and finalizer in finalizers:
+                finalizers.remove(finalizer)
+        if finalizers:
+            meta["finalizers"] = finalizers
+        else:
+            meta.pop("finalizers", None)
+        return self._write(req, staged, req.key, "MODIFIED", new, 200, warnings)
 
     def _finish_delete(self, req: Request, rt: ResourceType, staged: Staged, obj: Obj) -> Outcome:
         outcome = self._write(req, staged, req.key, "DELETED", obj, 200, [])
@@ -605,6 +631,7 @@ class CommitterCore:
         if entry is None:
             raise st.not_found("", "pods", req.name)
         current = entry[1]
+        check_create(staged, rt, req.namespace, req.name)
         node = current.get("spec", {}).get("nodeName")
         if node:
             raise st.conflict("", "pods/binding", req.name, f'pod {req.name} is already assigned to node "{node}"')
@@ -717,11 +744,42 @@ def _go_strings(values: list[str]) -> str:
 
 
 def _prepare_create_status(rt: ResourceType, obj: Obj) -> None:
-    """Per-kind status on create, as Kubernetes' strategies do it."""
+    """Per-kind status on create, as Kubernetes' strategies do it (and a namespace's ``kubernetes`` finalizer)."""
     kind = (rt.group, rt.plural)
     if kind in (("resource.k8s.io", "resourceclaims"), ("resource.k8s.io", "podschedulingcontexts")):
         obj.pop("status", None)
     elif kind == ("", "pods"):
         obj["status"] = {"phase": "Pending"}
-    elif kind == ("", "namespaces"):
-        obj["status"] = {"phase": "Active"}
+    elif kind == NAMESPACES:
+        obj["status"] = {"phase": namespaces.ACTIVE}
+        obj["spec"] = namespaces.with_kubernetes_finalizer(obj.get("spec"))
+
+
+def _keep_spec_finalizers(new: Obj, current: Obj) -> None:
+    """The namespace strategy's PrepareForUpdate: spec.finalizers stay as they are."""
+    spec = dict(new.get("spec") or {})
+    kept = (current.get("spec") or {}).get("finalizers")
+    if kept is None:
+        spec.pop("finalizers", None)
+    else:
+        spec["finalizers"] = list(kept)
+    if spec or "spec" in current:
+        new["spec"] = spec
+    else:
+        new.pop("spec", None)
+
+
+def _propagation_finalizers(options: dict[str, Any], current: list[str]) -> dict[str, bool]:
+    """Whether a namespace's first DELETE leaves the orphan and foregroundDeletion finalizers on it.
+
+    kube's shouldHaveOrphanFinalizer / shouldHaveDeleteDependentsFinalizer:
+    orphanDependents decides if given, else propagationPolicy, else what is there.
+    """
+    orphan, foreground = ORPHAN_FINALIZER in current, FOREGROUND_FINALIZER in current
+    orphan_dependents = options.get("orphanDependents")
+    policy = options.get("propagationPolicy")
+    if orphan_dependents is not None:
+        orphan, foreground = bool(orphan_dependents), not orphan_dependents
+    elif policy is not None:
+        orphan, foreground = policy == "Orphan", policy == "Foreground"
+    return {ORPHAN_FINALIZER: orphan, FOREGROUND_FINALIZER: foreground}

@@ -1,11 +1,13 @@
 """Which log a test cluster runs on: Kafka from testcontainers, a given Kafka broker, or the embedded log.
 
 ``auto`` (the default) picks, in order: a Kafka container from testcontainers
-when a Docker engine answers and has the Kafka image (``draplane-kafka:local``,
-built by ``ops/docker/images``; no registry is asked); the broker in ``KAFKA_BOOTSTRAP_SERVERS`` when
-it is set; the embedded SQLite log otherwise. Naming a backend asks for that
-one only; when it cannot run, `BackendUnavailable` says why (the pytest
-plugin turns that into a skip with that reason).
+when a Docker engine answers, has the Kafka image (``draplane-kafka:local``,
+built by ``ops/docker/images``: no registry is asked for it) and the container
+starts; the broker in ``KAFKA_BOOTSTRAP_SERVERS`` when it is set; the embedded
+SQLite log otherwise (a Docker engine without the image, or one whose
+container does not start, must not fail every test). Naming a backend asks
+for that one only; when it cannot run, `BackendUnavailable` says why (the
+pytest plugin turns that into a skip with that reason).
 
 Nothing here is imported by the plugin until a cluster is asked for, and the
 docker and testcontainers packages are imported only to probe or start a
@@ -15,6 +17,7 @@ container.
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import os
 import socket
@@ -166,7 +169,14 @@ def _testcontainers(image: str) -> Backend:
     testcontainers_config.ryuk_disabled = True
     host = "127.0.0.1"
     container = kafka_container(image, host=host, port=free_port())
-    container.start()
+    try:
+        container.start()
+    except Exception as exc:  # docker's and testcontainers' errors have no common base
+        with contextlib.suppress(Exception):
+            container.stop()
+        raise BackendUnavailable(
+            f"backend 'testcontainers': the {image} container did not start ({type(exc).__name__}: {exc})"
+        ) from None
     bootstrap = f"{host}:{container.get_exposed_port(9092)}"
     return Backend(
         "testcontainers",
@@ -186,11 +196,15 @@ def choose(name: str, *, kafka_image: str = DEFAULT_KAFKA_IMAGE) -> Backend:
         return _from_env()
     if name == "testcontainers":
         return _testcontainers(kafka_image)
-    problem = docker_problem() or image_problem(kafka_image)
+    problem = docker_problem()
+    missing = "no Docker engine"
     if problem is None:
-        return _testcontainers(kafka_image)
+        try:
+            return _testcontainers(kafka_image)
+        except BackendUnavailable as exc:
+            problem, missing = str(exc), "no Kafka container"
     if os.environ.get(KAFKA_ENV, "").strip():
         backend = _from_env()
         backend.reason += f" (no testcontainers: {problem})"
         return backend
-    return Backend("embedded", f"no Kafka container and no {KAFKA_ENV}: {problem}")
+    return Backend("embedded", f"{missing} and no {KAFKA_ENV}: {problem}")

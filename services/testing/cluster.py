@@ -279,17 +279,14 @@ class ClusterClient:
         self.wait_for(kind, name, lambda o: o is None, namespace=namespace, timeout=timeout, description="deletion")
 
     def delete_namespace(self, name: str, *, timeout: float = 60.0) -> None:
-        """Delete a namespace and what it holds, pods first, waiting until they are gone.
+        """Delete a namespace and wait until it is gone.
 
-        draplane has no namespace controller, so this does its work: pods
-        (their claims' devices are freed when they go), then claims,
-        templates and scheduling contexts, then the namespace.
+        As in Kubernetes, the namespace controller empties it first (pods
+        first, so their claims' devices are free again before the claims go)
+        and only then is the namespace itself removed.
         """
-        for kind in ("pods", "resourceclaims", "podschedulingcontexts", "resourceclaimtemplates"):
-            res = self.resource(kind)
-            res.delete(namespace=name, field_selector=f"metadata.namespace={name}")  # the whole collection
-            self.wait_for_list(kind, _empty, namespace=name, timeout=timeout, description="every object to go")
         self.delete("namespaces", name)
+        self.wait_for_deleted("namespaces", name, timeout=timeout)
 
     # ----------------------------------------------------------- the rest
 
@@ -328,10 +325,6 @@ def _documents(manifest: str | Path | Obj | Iterable[Obj]) -> list[Obj]:
     if isinstance(manifest, str):
         return [doc for doc in yaml.safe_load_all(manifest) if doc]
     return list(manifest)
-
-
-def _empty(objects: list[Obj]) -> bool:
-    return not objects
 
 
 def _key(obj: Obj) -> tuple[str, str]:

@@ -216,7 +216,7 @@ def test_auto_falls_back_to_the_embedded_log(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(backends, "docker_problem", lambda: "no Docker engine answers (test)")
     chosen = choose("auto")
     assert chosen.kind == "embedded"
-    assert "no Kafka container and no KAFKA_BOOTSTRAP_SERVERS: no Docker engine answers (test)" in chosen.reason
+    assert chosen.reason == "no Docker engine and no KAFKA_BOOTSTRAP_SERVERS: no Docker engine answers (test)"
 
 
 def test_auto_does_not_pull_a_missing_kafka_image(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -227,6 +227,41 @@ def test_auto_does_not_pull_a_missing_kafka_image(monkeypatch: pytest.MonkeyPatc
     assert chosen.kind == "embedded"
     assert "the image draplane-kafka:local is not on the Docker engine" in chosen.reason
     with pytest.raises(BackendUnavailable, match="backend 'testcontainers': the image draplane-kafka:local is not"):
+        choose("testcontainers")
+
+
+class _UnstartableContainer:
+    """A Kafka container that does not start, as when docker cannot run it."""
+
+    stopped = False
+
+    def __init__(self, image: str) -> None:
+        self.image = image
+
+    def start(self) -> None:
+        raise RuntimeError(f"cannot start {self.image}")
+
+    def stop(self) -> None:
+        _UnstartableContainer.stopped = True
+
+
+def test_auto_falls_back_to_the_embedded_log_when_the_container_does_not_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Docker engine that answers but cannot run the container must not fail every test."""
+    monkeypatch.delenv(backends.KAFKA_ENV, raising=False)
+    monkeypatch.setattr(backends, "docker_problem", lambda: None)
+    monkeypatch.setattr(backends, "image_problem", lambda image: None)
+    monkeypatch.setattr(backends, "kafka_container", lambda image, **_: _UnstartableContainer(image))
+    chosen = choose("auto")
+    assert chosen.kind == "embedded"
+    assert chosen.reason == (
+        "no Kafka container and no KAFKA_BOOTSTRAP_SERVERS: backend 'testcontainers': the "
+        f"{backends.DEFAULT_KAFKA_IMAGE} container did not start "
+        f"(RuntimeError: cannot start {backends.DEFAULT_KAFKA_IMAGE})"
+    )
+    assert _UnstartableContainer.stopped
+    with pytest.raises(BackendUnavailable, match="container did not start"):
         choose("testcontainers")
 
 

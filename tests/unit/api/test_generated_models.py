@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import msgspec
 import pytest
 
 from ops import gen_models
@@ -27,3 +28,27 @@ def test_generated_module_is_a_fresh_run(spec: gen_models.ModuleSpec) -> None:
 )
 def test_attribute_names(wire: str, attr: str) -> None:
     assert gen_models.attr_name(wire) == attr
+
+
+def test_hub_module_is_a_fresh_run() -> None:
+    path = gen_models.TYPES_DIR / f"{gen_models.HUB.module}.py"
+    assert path.read_text() == gen_models.render_hub(), "stale: run `.venv/bin/python -m ops.gen_models --write`"
+
+
+def test_the_hub_adds_exactly_the_classic_fields_to_v1beta1() -> None:
+    """What the generator derives from the two releases' schemas: the four 1.31 classic DRA fields, no more."""
+    from services.api.types import resource_hub, resource_v1beta1
+
+    added = {
+        (name, f.encode_name)
+        for name in resource_hub.__all__
+        if name != "HUB_MODELS" and hasattr(resource_v1beta1, name)
+        for f in msgspec.structs.fields(getattr(resource_hub, name))
+        if f.encode_name not in {g.encode_name for g in msgspec.structs.fields(getattr(resource_v1beta1, name))}
+    }
+    assert added == {
+        ("AllocationResult", "controller"),
+        ("DeviceClassSpec", "suitableNodes"),
+        ("ResourceClaimSpec", "controller"),
+        ("ResourceClaimStatus", "deallocationRequested"),
+    }
