@@ -389,12 +389,12 @@ async def measure(url: str, *, pods: int) -> tuple[list[Life], dict[str, int], l
         await asyncio.sleep(0.5)  # the scheduler records its last decision after the binding
         for decision in await read_decisions(bus):
             namespace, _, name = decision.pod.partition("/")
-            life = observer.lives.get(name)
-            if namespace != NS or life is None:
+            attempted = observer.lives.get(name)
+            if namespace != NS or attempted is None:
                 continue
-            life.attempts += 1
+            attempted.attempts += 1
             if (decision.record.get("binding") or {}).get("result") == "bound":
-                life.cycle_started_ms = datetime.fromisoformat(decision.record["time"]).timestamp() * 1000
+                attempted.cycle_started_ms = datetime.fromisoformat(decision.record["time"]).timestamp() * 1000
     finally:
         await client.close()
         await informer.stop()
