@@ -1,7 +1,7 @@
 """Latency benchmark: every hop of one pod's life through the log, p50/p99 per hop.
 
     .venv/bin/python ops/bench/latency.py [--backend embedded|kafka] [--kafka HOST:PORT]
-        [--mode processes|up ...] [--pods 30] [--json FILE]
+        [--mode processes|up ...] [--pods 30] [--bus-options K=V&...] [--json FILE]
 
 Why: on bulk work the log's batching hides its hops, but with few pods in
 flight every hop of a pod's cycle is paid in sequence. This benchmark runs one
@@ -411,6 +411,8 @@ async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
         url = f"kafka://{kafka}?prefix={prefix}"
     else:
         url = f"sqlite://{work / (prefix + 'bus.db')}"
+    if args.bus_options:
+        url += ("&" if "?" in url else "?") + args.bus_options
     run_dir = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=work))
     children = await start_components(mode, url, run_dir)
     try:
@@ -444,6 +446,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--backend", choices=["embedded", "kafka"], default="embedded")
     p.add_argument("--kafka", help="Kafka bootstrap servers for --backend kafka (default: $KAFKA_BOOTSTRAP_SERVERS)")
     p.add_argument("--mode", action="append", choices=["processes", "up"], help="repeat for both (default: both)")
+    p.add_argument(
+        "--bus-options",
+        default="",
+        help="bus URL options for every process, to measure a setting (e.g. fetch_max_wait_ms=10&linger_ms=0)",
+    )
     p.add_argument("--pods", type=int, default=30, help="measured pods, one at a time (default 30)")
     p.add_argument("--json", help="write the results as JSON to this file")
     return p.parse_args(argv)
