@@ -1,7 +1,7 @@
 """Latency benchmark: every hop of one pod's life through the log, p50/p99 per hop.
 
     .venv/bin/python ops/bench/latency.py [--backend embedded|kafka] [--kafka HOST:PORT]
-        [--mode processes|up ...] [--pods 30] [--bus-options K=V&...] [--json FILE]
+        [--mode processes|up ...] [--pods 30] [--kubectl-apply N] [--bus-options K=V&...] [--json FILE]
 
 Why: on bulk work the log's batching hides its hops, but with few pods in
 flight every hop of a pod's cycle is paid in sequence. This benchmark runs one
@@ -22,6 +22,11 @@ request's own record in ``requests`` has its append time):
 - ``commit → seen by another process``: every object record's append time to the
   moment this process's informer applied it (a separate process from the
   committer in both modes): the cross-process wake-up of the log.
+
+``--kubectl-apply N`` adds, in ``up`` mode, the time from starting
+``kubectl apply -f examples/gpu-test1.yaml`` to both of its pods Running (the
+later pod's Running record), N times after one uncounted warm-up, deleting the
+namespace in between: what a user waits for at a terminal.
 
 Modes: ``processes`` runs the apiserver (with its committer), controller-manager,
 scheduler, one driver and one node agent as separate ``draplane`` processes, as in
@@ -402,6 +407,78 @@ async def measure(url: str, *, pods: int) -> tuple[list[Life], dict[str, int], l
     return lives, requests, observer.delivery_ms
 
 
+EXAMPLE = REPO / "examples" / "gpu-test1.yaml"
+EXAMPLE_NS = "gpu-test1"
+APPLY = "kubectl apply gpu-test1.yaml → both pods Running"
+APPLY_COMMAND = "  of which the kubectl apply command"
+APPLY_ATTEMPTS = "  scheduling attempts per gpu-test1 pod"
+
+
+async def kubectl(kubeconfig: Path, cache: Path, *argv: str) -> None:
+    proc = await asyncio.create_subprocess_exec(
+        "kubectl",
+        "--kubeconfig",
+        str(kubeconfig),
+        "--cache-dir",
+        str(cache),
+        *argv,
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await proc.communicate()
+    if proc.returncode != 0:
+        raise RuntimeError(f"kubectl {' '.join(argv)} failed: {err.decode(errors='replace').strip()}")
+
+
+async def measure_apply(url: str, *, kubeconfig: Path, runs: int) -> dict[str, list[float]]:
+    """``kubectl apply -f examples/gpu-test1.yaml`` → both pods Running, ms per run (after one warm-up);
+    the kubectl command alone; the scheduler's attempts per pod."""
+    bus = open_bus(url)
+    await bus.start()
+    informer = Informer(bus, name="latency-apply")
+    running: dict[str, int] = {}
+    both = asyncio.Event()
+    gone = asyncio.Event()
+
+    def listen(change: Change) -> None:
+        if change.namespace == EXAMPLE_NS and change.group == "" and change.resource == "pods":
+            if (change.object.get("status") or {}).get("phase") == "Running":
+                running.setdefault(change.name, change.timestamp_ms)
+                if len(running) == 2:
+                    both.set()
+        elif change.resource == "namespaces" and change.name == EXAMPLE_NS and change.type == "DELETED":
+            gone.set()
+
+    informer.add_listener(listen)
+    await informer.start()
+    await informer.wait_synced(120)
+    out: dict[str, list[float]] = {APPLY: [], APPLY_COMMAND: [], APPLY_ATTEMPTS: []}
+    try:
+        with tempfile.TemporaryDirectory(prefix="kubectl-cache-") as cache:
+            for i in range(runs + 1):
+                running.clear()
+                both.clear()
+                gone.clear()
+                sent = time.time() * 1000
+                await kubectl(kubeconfig, Path(cache), "apply", "-f", str(EXAMPLE))
+                returned = time.time() * 1000
+                await asyncio.wait_for(both.wait(), 60)
+                if i > 0:
+                    out[APPLY].append(max(running.values()) - sent)
+                    out[APPLY_COMMAND].append(returned - sent)
+                    await asyncio.sleep(0.5)  # the scheduler records its decisions after the bindings
+                    since = int(sent)
+                    for pod_name in ("pod0", "pod1"):
+                        attempts = await read_decisions(bus, pod=f"{EXAMPLE_NS}/{pod_name}", since_ms=since)
+                        out[APPLY_ATTEMPTS].append(len(attempts))
+                await kubectl(kubeconfig, Path(cache), "delete", "namespace", EXAMPLE_NS, "--wait=false")
+                await asyncio.wait_for(gone.wait(), 120)
+    finally:
+        await informer.stop()
+        await bus.close()
+    return out
+
+
 async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
     prefix = f"lat{uuid.uuid4().hex[:8]}-"
     if args.backend == "kafka":
@@ -417,10 +494,14 @@ async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
     children = await start_components(mode, url, run_dir)
     try:
         lives, requests, delivery = await measure(url, pods=args.pods)
+        applied: dict[str, list[float]] = {}
+        if args.kubectl_apply and mode == "up":
+            applied = await measure_apply(url, kubeconfig=run_dir / "up" / "kubeconfig", runs=args.kubectl_apply)
     finally:
         for child in reversed(children):
             await child.stop()
     values = hops(lives, requests, delivery)
+    values.update(applied)
     return Result(
         backend=args.backend,
         mode=mode,
@@ -434,7 +515,7 @@ def report(result: Result) -> str:
     lines = [f"one pod's life on {result.backend}, {result.mode} ({result.pods} pods, one at a time)"]
     for hop in result.order:
         figures = result.hops_ms[hop]
-        if hop == "scheduling attempts per pod":
+        if "attempts" in hop:
             lines.append(f"  {hop:<58} p50 {figures['p50']:7.1f}     p99 {figures['p99']:7.1f}")
             continue
         lines.append(f"  {hop:<58} p50 {figures['p50']:7.1f} ms  p99 {figures['p99']:7.1f} ms")
@@ -450,6 +531,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--bus-options",
         default="",
         help="bus URL options for every process, to measure a setting (e.g. fetch_max_wait_ms=10&linger_ms=0)",
+    )
+    p.add_argument(
+        "--kubectl-apply",
+        type=int,
+        default=0,
+        metavar="N",
+        help="in up mode: also time kubectl apply -f examples/gpu-test1.yaml to both pods Running, N times",
     )
     p.add_argument("--pods", type=int, default=30, help="measured pods, one at a time (default 30)")
     p.add_argument("--json", help="write the results as JSON to this file")
