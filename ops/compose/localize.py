@@ -7,8 +7,8 @@ lacks is replaced here by a fixed rule, and by nothing else:
 - **program**: the service's ``entrypoint`` + ``command`` (or the Dockerfile's
   ENTRYPOINT + CMD). The program — ``draplane`` for the image, ``python`` in a
   healthcheck — is the one beside the runner's Python (the venv), else on PATH.
-- **the broker**: a service that is not built from the project (the
-  ``apache/kafka`` one) is not run; every ``<that service>:<port>`` becomes the
+- **the broker**: the Kafka service (image ``draplane-kafka``, which
+  ops/docker/images builds, or ``apache/kafka``) is not run; every ``<that service>:<port>`` becomes the
   local broker's address, and ``kafka://`` URLs get the ``prefix`` option when
   one is given (several stacks then share one broker without meeting).
 - **ports**: containers have their own network namespace, locally all
@@ -45,7 +45,8 @@ from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 from ops.compose.model import ComposeError, ComposeFile, Healthcheck, Image, Service
 from ops.compose.order import start_order
 
-BROKER_IMAGES = ("apache/kafka",)
+# The project's Kafka image (ops/docker/images), and Apache's.
+BROKER_IMAGES = ("draplane-kafka", "apache/kafka")
 LOCAL_HOSTS = frozenset({"0.0.0.0", "127.0.0.1", "localhost"})
 LOOPBACK = "127.0.0.1"
 

@@ -25,7 +25,7 @@ import orjson
 from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.api.types.served import DEFAULT_SERVED, ServedVersions
-from services.apiserver import empty_resources
+from services.apiserver import empty_resources, reviews
 
 GIT_VERSION = "v1.31.0-draplane"
 
@@ -66,6 +66,8 @@ def version_info() -> dict[str, Any]:
 
 
 def verbs(rt: ResourceType) -> list[str]:
+    if reviews.is_review(rt):
+        return list(reviews.VERBS)
     if empty_resources.holds_nothing(rt):
         return list(empty_resources.VERBS)
     if (rt.group, rt.plural) in _NO_DELETECOLLECTION:
@@ -78,14 +80,24 @@ def _group_version(group: str, version: str) -> str:
 
 
 def groups(served: ServedVersions = DEFAULT_SERVED) -> list[str]:
-    return list(served.groups())
+    """Groups with a served version: the registry's, then the review groups'."""
+    seen = list(served.groups())
+    for r in reviews.RESOURCES:
+        if r.group not in seen:
+            seen.append(r.group)
+    return seen
+
+
+def served_versions(group: str, served: ServedVersions = DEFAULT_SERVED) -> tuple[str, ...]:
+    """The versions of a group: the review groups' own, or the registry's that are served."""
+    return reviews.GROUP_VERSIONS.get(group) or served.versions(group)
 
 
 def resources_of(group: str, version: str, served: ServedVersions = DEFAULT_SERVED) -> list[ResourceType]:
     """The kinds served at ``group/version``."""
     return [
         r
-        for r in (*registry.RESOURCES, *empty_resources.RESOURCES)
+        for r in (*registry.RESOURCES, *empty_resources.RESOURCES, *reviews.RESOURCES)
         if r.group == group and served.serves_kind(r, version)
     ]
 
@@ -104,8 +116,9 @@ def api_resource_list(group: str, version: str, served: ServedVersions = DEFAULT
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
             entry["categories"] = list(rt.categories)
-        # Kubernetes hashes the storage version: the same for every version a kind is served in.
-        entry["storageVersionHash"] = _hash(f"{group}/{rt.stored_as or version}/{rt.plural}")
+        if not reviews.is_review(rt):  # kept nowhere, so no storage version (as Kubernetes lists them)
+            # Kubernetes hashes the storage version: the same for every version a kind is served in.
+            entry["storageVersionHash"] = _hash(f"{group}/{rt.stored_as or version}/{rt.plural}")
         out.append(entry)
         for sub in sorted(rt.subresources):
             sub_group, sub_version, sub_kind = _SUBRESOURCE_KIND.get(sub, (group, version, rt.kind))
@@ -135,7 +148,7 @@ def _hash(text: str) -> str:
 
 
 def api_group(group: str, served: ServedVersions = DEFAULT_SERVED) -> dict[str, Any]:
-    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in served.versions(group)]
+    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in served_versions(group, served)]
     return {
         "kind": "APIGroup",
         "apiVersion": "v1",
@@ -206,7 +219,7 @@ def aggregated(core: bool, served: ServedVersions = DEFAULT_SERVED) -> dict[str,
                 ],
                 "freshness": "Current",
             }
-            for v in served.versions(g)
+            for v in served_versions(g, served)
         ]
         items.append({"metadata": {"name": g, "creationTimestamp": None}, "versions": versions})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
@@ -236,5 +249,7 @@ class DiscoveryDocuments:
         self.aggregated_apis = Document.of(aggregated(core=False, served=served))
         self.groups = {g: Document.of(api_group(g, served)) for g in groups(served) if g}
         self.resource_lists = {
-            (g, v): Document.of(api_resource_list(g, v, served)) for g in groups(served) for v in served.versions(g)
+            (g, v): Document.of(api_resource_list(g, v, served))
+            for g in groups(served)
+            for v in served_versions(g, served)
         }

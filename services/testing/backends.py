@@ -1,12 +1,13 @@
 """Which log a test cluster runs on: Kafka from testcontainers, a given Kafka broker, or the embedded log.
 
 ``auto`` (the default) picks, in order: a Kafka container from testcontainers
-when a Docker engine answers and the container starts; the broker in
-``KAFKA_BOOTSTRAP_SERVERS`` when it is set; the embedded SQLite log otherwise
-(a Docker engine that cannot pull the images, as behind a closed network,
-must not fail every test). Naming a backend asks for that one only; when it
-cannot run, `BackendUnavailable` says why (the pytest plugin turns that into
-a skip with that reason).
+when a Docker engine answers, has the Kafka image (``draplane-kafka:local``,
+built by ``ops/docker/images``: no registry is asked for it) and the container
+starts; the broker in ``KAFKA_BOOTSTRAP_SERVERS`` when it is set; the embedded
+SQLite log otherwise (a Docker engine without the image, or one whose
+container does not start, must not fail every test). Naming a backend asks
+for that one only; when it cannot run, `BackendUnavailable` says why (the
+pytest plugin turns that into a skip with that reason).
 
 Nothing here is imported by the plugin until a cluster is asked for, and the
 docker and testcontainers packages are imported only to probe or start a
@@ -15,30 +16,52 @@ container.
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import hashlib
 import os
 import socket
+import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from services.testing.ports import kafka_answers
+from services.testing.ports import free_port, kafka_answers
 
 KAFKA_ENV = "KAFKA_BOOTSTRAP_SERVERS"
 BACKENDS = ("auto", "embedded", "kafka", "testcontainers")
-# Confluent's image: testcontainers' KafkaContainer drives its start script (KRaft from 7.0 on).
-DEFAULT_KAFKA_IMAGE = "confluentinc/cp-kafka:7.6.0"
+# The project's own Kafka image: no registry serves one here, so ops/docker/images
+# builds it (Debian's JRE and the jars ops/kafka/fetch resolves), as docker-compose.yml uses it.
+DEFAULT_KAFKA_IMAGE = "draplane-kafka:local"
+# Every container this backend starts carries it; ./ops/test removes any left behind.
+CONTAINER_LABEL = "org.draplane.backend"
+# One KRaft node for tests, as the image reads them (KAFKA_NODE_ID -> node.id). Clients reach
+# PLAINTEXT on a published port; the broker reaches itself (transaction markers) on INTERNAL.
+KRAFT_ENV = {
+    "KAFKA_NODE_ID": "1",
+    "KAFKA_PROCESS_ROLES": "broker,controller",
+    "KAFKA_CONTROLLER_QUORUM_VOTERS": "1@localhost:9093",
+    "KAFKA_LISTENERS": "PLAINTEXT://:9092,INTERNAL://:19092,CONTROLLER://:9093",
+    "KAFKA_LISTENER_SECURITY_PROTOCOL_MAP": "PLAINTEXT:PLAINTEXT,INTERNAL:PLAINTEXT,CONTROLLER:PLAINTEXT",
+    "KAFKA_CONTROLLER_LISTENER_NAMES": "CONTROLLER",
+    "KAFKA_INTER_BROKER_LISTENER_NAME": "INTERNAL",
+    "KAFKA_LOG_DIRS": "/var/lib/kafka/data",
+    "KAFKA_AUTO_CREATE_TOPICS_ENABLE": "false",
+}
 # A one-broker cluster: the internal topics must live with one replica, or transactions never start.
 SINGLE_BROKER_ENV = {
     "KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR": "1",
     "KAFKA_TRANSACTION_STATE_LOG_MIN_ISR": "1",
     "KAFKA_TRANSACTION_STATE_LOG_NUM_PARTITIONS": "1",
     "KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR": "1",
+    "KAFKA_OFFSETS_TOPIC_NUM_PARTITIONS": "1",
     "KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS": "0",
+    "KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS": "500",
     "KAFKA_LOG_CLEANER_BACKOFF_MS": "200",
 }
+# The broker's last startup line (KafkaRaftServer), on the container's stdout.
+STARTED = r"Kafka Server started"
 
 
 class BackendUnavailable(Exception):
@@ -100,27 +123,65 @@ def _from_env() -> Backend:
     return Backend("kafka", f"{KAFKA_ENV}={servers}", bootstrap=servers)
 
 
+def image_problem(image: str) -> str | None:
+    """None when ``image`` is on the engine (nothing is pulled: no registry serves it); otherwise why not."""
+    import docker
+
+    client = docker.from_env(timeout=10)
+    try:
+        client.images.get(image)
+    except docker.errors.ImageNotFound:
+        hint = " (ops/docker/images builds it)" if image == DEFAULT_KAFKA_IMAGE else ""
+        return f"the image {image} is not on the Docker engine{hint}"
+    finally:
+        client.close()
+    return None
+
+
+def kafka_container(image: str, *, host: str, port: int) -> Any:
+    """A testcontainers container of the project's Kafka image, its clients' listener published on ``port``."""
+    from testcontainers.core.container import DockerContainer
+    from testcontainers.core.wait_strategies import LogMessageWaitStrategy
+
+    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    container: Any = (
+        DockerContainer(image)
+        .with_envs(**KRAFT_ENV, **SINGLE_BROKER_ENV)
+        .with_env("CLUSTER_ID", cluster_id)
+        .with_env("KAFKA_ADVERTISED_LISTENERS", f"PLAINTEXT://{host}:{port},INTERNAL://localhost:19092")
+        .with_bind_ports(9092, port)
+        .with_kwargs(labels={CONTAINER_LABEL: "testcontainers"})
+        .waiting_for(LogMessageWaitStrategy(STARTED).with_startup_timeout(120))
+    )
+    return container
+
+
 def _testcontainers(image: str) -> Backend:
     problem = docker_problem()
     if problem is not None:
         raise BackendUnavailable(f"backend 'testcontainers' needs a Docker engine: {problem}")
-    from testcontainers.community.kafka import KafkaContainer
+    problem = image_problem(image)
+    if problem is not None:
+        raise BackendUnavailable(f"backend 'testcontainers': {problem}")
+    from testcontainers.core.config import testcontainers_config
 
-    container: Any = KafkaContainer(image).with_kraft()
-    for key, value in SINGLE_BROKER_ENV.items():
-        container.with_env(key, value)
+    # The reaper (Ryuk) is an image from a registry; the Backend stops its container instead.
+    testcontainers_config.ryuk_disabled = True
+    host = "127.0.0.1"
+    container = kafka_container(image, host=host, port=free_port())
     try:
-        container.start(timeout=120)
+        container.start()
     except Exception as exc:  # docker's and testcontainers' errors have no common base
         with contextlib.suppress(Exception):
             container.stop()
         raise BackendUnavailable(
             f"backend 'testcontainers': the {image} container did not start ({type(exc).__name__}: {exc})"
         ) from None
+    bootstrap = f"{host}:{container.get_exposed_port(9092)}"
     return Backend(
         "testcontainers",
         f"a {image} container from testcontainers",
-        bootstrap=container.get_bootstrap_server(),
+        bootstrap=bootstrap,
         _close=container.stop,
     )
 

@@ -52,7 +52,7 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("nodes", "N", "2", "simulated GPU nodes node-1 ... node-N"),
     ("feature_gates", "GATES", "", "feature gates in kube's syntax, e.g. DRAControlPlaneController=true"),
     ("data", "DIR", "", "directory for the cluster's data, kept afterwards (default: a temporary one, removed)"),
-    ("kafka_image", "IMAGE", "", "the Kafka image of the testcontainers backend (default confluentinc/cp-kafka:7.6.0)"),
+    ("kafka_image", "IMAGE", "", "the testcontainers backend's Kafka image (default draplane-kafka:local)"),
 )  # fmt: skip
 
 

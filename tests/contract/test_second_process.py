@@ -29,7 +29,7 @@ async def test_a_second_process_reads_and_writes_the_same_log(
         assert [value for _, value in seen] == ["ping-0", "ping-1", "ping-2"]
         offsets = await child.call("produce", topic="replies", values=["pong-0", "pong-1"])
         assert offsets == [0, 1]
-        # This process is woken by the other's commit (within the poll interval).
+        # This process is woken by the other's commit (at once on the embedded log, by its datagram).
         assert values(await read_all(replies, 2)) == [b"pong-0", b"pong-1"]
 
         await child.call("join", group="g", topic="requests")

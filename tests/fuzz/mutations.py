@@ -347,6 +347,7 @@ def base_manifest(kind: str, name: str | None = None, *, with_status: bool = Fal
         "ResourceClaimTemplate": samples.resource_claim_template,
         "ResourceSlice": lambda: samples.resource_slice(devices=4),
         "PodSchedulingContext": samples.pod_scheduling_context,
+        "Lease": samples.lease,
     }
     obj = makers[kind]()
     if obj["apiVersion"].startswith("resource.k8s.io/"):  # the samples are the storage form; fuzzers speak v1alpha3

@@ -23,6 +23,7 @@ V1 = "v1"
 V1BETA2 = "v1beta2"
 V1BETA1 = "v1beta1"
 V1ALPHA3 = "v1alpha3"
+COORDINATION_GROUP = "coordination.k8s.io"
 # The storage (hub) form's name in the conversion table, Kubernetes' runtime.APIVersionInternal:
 # never served, never on the wire.
 INTERNAL = "__internal"
@@ -176,6 +177,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         versions=(V1ALPHA3,),
         stored_as=V1ALPHA3,
     ),
+    # Node heartbeats (kube-node-lease) and leader election.
+    ResourceType(COORDINATION_GROUP, "v1", "Lease", "leases", "lease", True, (), (), (), "LeaseList"),
 )
 
 _BY_GROUP_RESOURCE = {(r.group, r.plural): r for r in RESOURCES}

@@ -18,11 +18,11 @@ from dataclasses import dataclass
 from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.api.types.served import DEFAULT_SERVED, ServedVersions
-from services.apiserver import empty_resources
+from services.apiserver import empty_resources, reviews
 from services.apiserver.http.errors import not_found_path
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
-_GROUPS = frozenset(r.group for r in registry.RESOURCES)
+_GROUPS = frozenset(r.group for r in registry.RESOURCES) | frozenset(reviews.GROUP_VERSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +42,8 @@ class GroupVersion:
 
 
 def is_served(group: str, version: str, served: ServedVersions = DEFAULT_SERVED) -> bool:
+    if group in reviews.GROUP_VERSIONS:
+        return version in reviews.GROUP_VERSIONS[group]
     return group in _GROUPS and served.serves(group, version)
 
 
@@ -63,7 +65,7 @@ def parse(path: str, served: ServedVersions = DEFAULT_SERVED) -> ResourceRoute |
         if len(segs) < 2:
             return None
         if len(segs) == 2:
-            if segs[1] in _GROUPS and segs[1] and served.versions(segs[1]):
+            if segs[1] in _GROUPS and segs[1] and (served.versions(segs[1]) or segs[1] in reviews.GROUP_VERSIONS):
                 return GroupVersion(segs[1], None)
             raise not_found_path()
         group, version, rest = segs[1], segs[2], segs[3:]
@@ -83,7 +85,11 @@ def parse(path: str, served: ServedVersions = DEFAULT_SERVED) -> ResourceRoute |
         namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         raise not_found_path()
-    rt = registry.by_resource(group, rest[0]) or empty_resources.by_resource(group, rest[0])
+    rt = (
+        registry.by_resource(group, rest[0])
+        or empty_resources.by_resource(group, rest[0])
+        or reviews.by_resource(group, rest[0])
+    )
     if rt is None or version not in rt.versions:
         raise not_found_path()
     name = rest[1] if len(rest) > 1 else None

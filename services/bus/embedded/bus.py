@@ -3,8 +3,9 @@
 Any number of processes may open the same file: they see the same records and
 can all produce, consume and join groups, because every rule lives in the file
 (offsets, transactions, epochs, leases) and SQLite serialises the writers.
-In-process consumers wake at once on a commit; other processes notice within
-``poll_interval_ms``.
+In-process consumers wake at once on a commit; other processes are told of it
+by a datagram (`services.bus.embedded.peers`) and, should that be lost, notice
+within ``poll_interval_ms``.
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class EmbeddedBus:
             return
         await self._shared.db.open()
         self._started = True
+        self._shared.peers.open()
         interval = self.settings.poll_interval_ms / 1000
         self._tasks.append(
             asyncio.create_task(
@@ -76,6 +78,7 @@ class EmbeddedBus:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         self._tasks.clear()
+        self._shared.peers.close()
         await self._shared.db.close()
         self._started = False
 

@@ -1,9 +1,11 @@
 """Wake-ups for the embedded log: how a waiting consumer learns of new records.
 
 Inside one process a commit wakes the consumers of the partitions it touched
-at once. Commits by other processes are noticed by polling SQLite's
-``PRAGMA data_version`` (it changes whenever another connection commits) every
-``poll_interval``; a change wakes every waiting consumer, which then re-reads.
+at once; other processes are told at once by a datagram
+(`services.bus.embedded.peers`). Should that be lost, commits by other
+processes are still noticed by polling SQLite's ``PRAGMA data_version`` (it
+changes whenever another connection commits) every ``poll_interval``; a
+change wakes every waiting consumer, which then re-reads.
 Group members are not woken by it (they would renew their leases on every
 commit); they notice other processes' group changes at their next heartbeat.
 

@@ -14,6 +14,7 @@ from services.bus.embedded.appender import Appender
 from services.bus.embedded.db import Database
 from services.bus.embedded.log import UnknownPartition
 from services.bus.embedded.notify import Notifier
+from services.bus.embedded.peers import Peers
 from services.bus.embedded.topics import TopicInfo, load_topic
 from services.bus.port import BusError, OutRecord
 from services.bus.urls import Option
@@ -46,9 +47,11 @@ class Shared:
     settings: Settings
     _topics: dict[str, TopicInfo] = field(default_factory=dict)
     appender: Appender = field(init=False)  # the plain producers' group commit
+    peers: Peers = field(init=False)  # the other processes' buses on the file: told of our commits
 
     def __post_init__(self) -> None:
         self.appender = Appender(self.db, self.wake_partitions)
+        self.peers = Peers(self.db.path, self.wake_local)
 
     def stored(self, topic: str) -> str:
         """The stored name of a topic (or group, or transactional id): prefixed."""
@@ -65,6 +68,14 @@ class Shared:
         return f"group:{stored_group}/{stored_topic}"
 
     def wake_partitions(self, pids: Iterable[int]) -> None:
+        """After a commit (or abort) by this bus: wake its waiters on ``pids``, and tell the other buses."""
+        pids = list(pids)
+        if pids:
+            self.wake_local(pids)
+            self.peers.announce(pids)
+
+    def wake_local(self, pids: Iterable[int]) -> None:
+        """Wake this bus's waiters on ``pids`` (another bus committed to them)."""
         self.notifier.wake(self.partition_key(p) for p in pids)
 
     async def topic(self, topic: str) -> TopicInfo:

@@ -4,8 +4,9 @@ Each run is a child ``python -m pytest`` in an empty directory holding the
 example test (``examples/test_my_gpu_workload.py``) and a test of the
 fixture's API, with the plugin found through its ``pytest11`` entry point
 (nothing in those files loads it). The backends: the embedded log, the broker
-in ``KAFKA_BOOTSTRAP_SERVERS``, and testcontainers — skipped, with the
-reason, when no Docker engine answers.
+in ``KAFKA_BOOTSTRAP_SERVERS``, and testcontainers: the project's Kafka image
+(``ops/docker/images``) started by testcontainers-python, the components in the
+test process; skipped, with the reason, when no Docker engine answers.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ import pytest
 
 from services.testing import backends
 from services.testing.backends import BackendUnavailable, choose, docker_problem
+from tests.support.docker_engine import require_docker
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "test_my_gpu_workload.py"
@@ -166,17 +168,28 @@ def test_kafka_from_the_environment(project: Path, kafka_bootstrap: str) -> None
 
 
 def test_testcontainers_is_skipped_with_its_reason_without_docker(project: Path) -> None:
-    problem = docker_problem()
-    result = run_pytest(project, "--draplane-backend=testcontainers", EXAMPLE.name)
-    if problem is None:  # a Docker engine answers: the example runs on a Kafka container, if one starts
-        if outcome(result) == {"skipped": 1}:
-            assert "draplane: backend 'testcontainers': the " in result.stdout, result.stdout
-            assert " container did not start (" in result.stdout, result.stdout
-            return
-        assert outcome(result) == {"passed": 1}, result.stdout + result.stderr
-        return
+    # No engine answers at this DOCKER_HOST, whether or not one runs here.
+    nowhere = f"unix://{project / 'no-docker.sock'}"
+    result = run_pytest(project, "--draplane-backend=testcontainers", EXAMPLE.name, env={"DOCKER_HOST": nowhere})
     assert outcome(result) == {"skipped": 1}, result.stdout + result.stderr
     assert "draplane: backend 'testcontainers' needs a Docker engine: no Docker engine answers" in result.stdout
+
+
+def test_testcontainers_runs_the_cluster_on_a_kafka_container(project: Path) -> None:
+    require_docker()
+    result = run_pytest(
+        project,
+        "--draplane-backend=testcontainers",
+        "--draplane-nodes=2",
+        env={"EXPECT_BACKEND": "testcontainers", "EXPECT_BUS": "kafka://127.0.0.1:", "EXPECT_NODES": "2"},
+        drop=(backends.KAFKA_ENV,),
+    )
+    assert outcome(result) == {"passed": 5}, result.stdout + result.stderr
+    # The container is gone with the session: none of the backend's is left running.
+    left = subprocess.run(
+        ["docker", "ps", "-aq", "--filter", f"label={backends.CONTAINER_LABEL}"], capture_output=True, text=True
+    )
+    assert left.stdout.split() == [], "the Kafka container outlived the session"
 
 
 def test_bad_options_are_usage_errors(project: Path) -> None:
@@ -203,25 +216,30 @@ def test_auto_falls_back_to_the_embedded_log(monkeypatch: pytest.MonkeyPatch) ->
     monkeypatch.setattr(backends, "docker_problem", lambda: "no Docker engine answers (test)")
     chosen = choose("auto")
     assert chosen.kind == "embedded"
-    assert "no Docker engine and no KAFKA_BOOTSTRAP_SERVERS" in chosen.reason
+    assert chosen.reason == "no Docker engine and no KAFKA_BOOTSTRAP_SERVERS: no Docker engine answers (test)"
+
+
+def test_auto_does_not_pull_a_missing_kafka_image(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(backends.KAFKA_ENV, raising=False)
+    monkeypatch.setattr(backends, "docker_problem", lambda: None)
+    monkeypatch.setattr(backends, "image_problem", lambda image: f"the image {image} is not on the Docker engine")
+    chosen = choose("auto")
+    assert chosen.kind == "embedded"
+    assert "the image draplane-kafka:local is not on the Docker engine" in chosen.reason
+    with pytest.raises(BackendUnavailable, match="backend 'testcontainers': the image draplane-kafka:local is not"):
+        choose("testcontainers")
 
 
 class _UnstartableContainer:
-    """A KafkaContainer whose image cannot be pulled: start fails, as docker's ImageNotFound does."""
+    """A Kafka container that does not start, as when docker cannot run it."""
 
     stopped = False
 
     def __init__(self, image: str) -> None:
         self.image = image
 
-    def with_kraft(self) -> _UnstartableContainer:
-        return self
-
-    def with_env(self, key: str, value: str) -> _UnstartableContainer:
-        return self
-
-    def start(self, timeout: int) -> None:
-        raise RuntimeError(f"no such image: {self.image}")
+    def start(self) -> None:
+        raise RuntimeError(f"cannot start {self.image}")
 
     def stop(self) -> None:
         _UnstartableContainer.stopped = True
@@ -230,18 +248,17 @@ class _UnstartableContainer:
 def test_auto_falls_back_to_the_embedded_log_when_the_container_does_not_start(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    """A Docker engine that answers but cannot pull the image (a closed network) must not fail every test."""
-    import testcontainers.community.kafka
-
+    """A Docker engine that answers but cannot run the container must not fail every test."""
     monkeypatch.delenv(backends.KAFKA_ENV, raising=False)
     monkeypatch.setattr(backends, "docker_problem", lambda: None)
-    monkeypatch.setattr(testcontainers.community.kafka, "KafkaContainer", _UnstartableContainer)
+    monkeypatch.setattr(backends, "image_problem", lambda image: None)
+    monkeypatch.setattr(backends, "kafka_container", lambda image, **_: _UnstartableContainer(image))
     chosen = choose("auto")
     assert chosen.kind == "embedded"
     assert chosen.reason == (
         "no Kafka container and no KAFKA_BOOTSTRAP_SERVERS: backend 'testcontainers': the "
         f"{backends.DEFAULT_KAFKA_IMAGE} container did not start "
-        f"(RuntimeError: no such image: {backends.DEFAULT_KAFKA_IMAGE})"
+        f"(RuntimeError: cannot start {backends.DEFAULT_KAFKA_IMAGE})"
     )
     assert _UnstartableContainer.stopped
     with pytest.raises(BackendUnavailable, match="container did not start"):

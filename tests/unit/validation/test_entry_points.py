@@ -17,6 +17,7 @@ from .objects import (
     claim,
     device_class,
     event,
+    lease,
     namespace,
     node,
     pod,
@@ -37,6 +38,7 @@ REALISTIC: dict[str, Callable[[], Obj]] = {
     "ResourceSlice": resource_slice,
     "PodSchedulingContext": scheduling_context,
     "DeviceTaintRule": lambda: device_taint_rule(),
+    "Lease": lease,
 }
 
 

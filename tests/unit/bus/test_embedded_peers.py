@@ -1,0 +1,143 @@
+"""Cross-process wake-ups of the embedded log: a commit wakes another bus on the file at once,
+and a lost wake-up still reaches it through the poll.
+
+Two buses on one file in one process stand for two processes: each binds its own
+socket, exactly as a second process does. With the poll interval set to ten
+minutes, a consumer of the second bus can only be woken by the datagram, so a
+read that returns the record proves the datagram arrived (without it the read
+would time out empty).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+import tempfile
+from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
+
+import pytest
+
+from services.bus import OutRecord, Record, TopicSpec, open_bus
+from services.bus.embedded.bus import EmbeddedBus
+from services.bus.embedded.peers import decode_pids, encode_pids, wake_dir
+from tests.support.eventually import eventually
+
+NO_POLL = "poll_interval_ms=600000"  # ten minutes: only a datagram wakes a consumer within a test
+
+
+@pytest.fixture
+def short_dir() -> Iterator[Path]:
+    """A short directory: a socket's path must fit in 100 bytes, and pytest's tmp_path can be long."""
+    with tempfile.TemporaryDirectory(prefix="peers-", dir="/tmp") as tmp:
+        yield Path(tmp)
+
+
+async def start(url: str) -> EmbeddedBus:
+    bus = open_bus(url)
+    assert isinstance(bus, EmbeddedBus)
+    await bus.start()
+    return bus
+
+
+async def waiting_read(bus: EmbeddedBus, topic: str) -> asyncio.Task[list[Record]]:
+    """A consumer's read of ``topic`` that has found nothing and waits for a wake-up (up to a minute)."""
+    consumer = await bus.consumer(topic)
+    read = asyncio.create_task(consumer.getmany(timeout_ms=60_000))
+    key = bus._shared.partition_key(await bus._shared.pid(topic, 0))
+    await eventually(lambda: key in bus._shared.notifier._events, what="the read to wait")
+    return read
+
+
+@pytest.fixture
+async def two_buses(short_dir: Path) -> AsyncIterator[tuple[EmbeddedBus, EmbeddedBus]]:
+    url = f"sqlite://{short_dir / 'bus.db'}?{NO_POLL}"
+    writer, reader = await start(url), await start(url)
+    await writer.ensure_topics([TopicSpec("objects", 1)])
+    try:
+        yield writer, reader
+    finally:
+        await reader.close()
+        await writer.close()
+
+
+@pytest.mark.parametrize(
+    ("pids", "datagram"),
+    [
+        ([3], encode_pids([3])),
+        ([1, 2, 7], encode_pids([7, 2, 1, 2])),  # sorted, each once
+        ([], b""),
+        ([], b"\x01\x02\x03"),  # not whole ids: malformed, wakes nothing
+    ],
+)
+def test_a_datagram_holds_partition_ids(pids: list[int], datagram: bytes) -> None:
+    assert decode_pids(datagram) == pids
+
+
+async def test_a_plain_send_wakes_a_consumer_of_another_bus_at_once(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    writer, reader = two_buses
+    read = await waiting_read(reader, "objects")
+    producer = await writer.producer()
+    await producer.send([OutRecord("objects", b"k", b"v")])
+    assert [r.value for r in await read] == [b"v"]
+
+
+async def test_a_transaction_commit_wakes_a_consumer_of_another_bus_at_once(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    writer, reader = two_buses
+    read = await waiting_read(reader, "objects")
+    producer = await writer.producer(transactional_id="committer")
+    async with producer.transaction() as txn:
+        await txn.send([OutRecord("objects", b"k", b"committed")])
+    assert [r.value for r in await read] == [b"committed"]
+
+
+async def test_a_lost_wake_up_is_made_up_for_by_the_poll(short_dir: Path) -> None:
+    path = short_dir / "bus.db"
+    writer = await start(f"sqlite://{path}?{NO_POLL}")
+    reader = await start(f"sqlite://{path}?poll_interval_ms=20")
+    try:
+        await writer.ensure_topics([TopicSpec("objects", 1)])
+        read = await waiting_read(reader, "objects")
+        for sock in wake_dir(path).iterdir():  # every datagram to the reader is lost
+            sock.unlink()
+        producer = await writer.producer()
+        await producer.send([OutRecord("objects", b"k", b"v")])
+        assert [r.value for r in await read] == [b"v"]
+        assert reader._shared.peers.received == 0
+    finally:
+        await reader.close()
+        await writer.close()
+
+
+async def test_a_socket_nobody_listens_on_is_removed_by_the_next_commit(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    writer, _ = two_buses
+    dead = wake_dir(writer.path) / "1-deadbeef"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind(str(dead))  # a process that died: its socket file stays, nothing is bound to it
+    producer = await writer.producer()
+    await producer.send([OutRecord("objects", b"k", b"v")])
+    assert not dead.exists()
+
+
+async def test_a_bus_that_cannot_bind_polls_and_a_closed_bus_leaves_no_socket(short_dir: Path) -> None:
+    path = short_dir / "bus.db"
+    wake_dir(path).write_text("not a directory")
+    bus = await start(f"sqlite://{path}?poll_interval_ms=20")
+    try:
+        await bus.ensure_topics([TopicSpec("objects", 1)])
+        producer = await bus.producer()
+        assert await producer.send([OutRecord("objects", b"k", b"v")]) == [0]
+    finally:
+        await bus.close()
+    wake_dir(path).unlink()
+
+    bus = await start(f"sqlite://{path}")
+    assert len(list(wake_dir(path).iterdir())) == 1
+    await bus.close()
+    assert list(wake_dir(path).iterdir()) == []
