@@ -95,7 +95,7 @@ def remaining(namespace: str, contents: Mapping[ResourceType, Sequence[Obj]]) ->
         if not finalizers and (rt.group, rt.plural) != ("", "pods"):
             out.errors.append(
                 f"unexpected items still remain in namespace: {namespace} for gvr: "
-                f"{rt.group}/{rt.version}, Resource={rt.plural}"
+                f"{rt.group}/{rt.preferred_version}, Resource={rt.plural}"
             )
     return out
 

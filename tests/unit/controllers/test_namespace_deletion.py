@@ -92,7 +92,7 @@ def test_to_delete_skips_objects_already_being_deleted() -> None:
             {},
             [
                 "unexpected items still remain in namespace: t for gvr: "
-                "resource.k8s.io/v1alpha3, Resource=resourceclaimtemplates"
+                "resource.k8s.io/v1, Resource=resourceclaimtemplates"  # the preferred version, as kube lists it
             ],
         ),
     ],
