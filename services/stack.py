@@ -25,6 +25,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.samples import Sample
 
 from services.api.machinery import status as st
+from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver.http.auth import Authenticator
 from services.apiserver.service import Apiserver, ApiserverConfig
 from services.bus import open_bus
@@ -78,6 +79,7 @@ class StackConfig:
     apiserver_gates: FeatureGates | None = None
     # False: no controller-manager in the process (a test runs its own, to stop and start it).
     controller_manager: bool = True
+    served: ServedVersions = DEFAULT_SERVED  # the apiserver's --runtime-config
 
 
 class PerNodeMetrics:
@@ -136,6 +138,7 @@ class LocalStack:
                 certfile=cfg.certfile,
                 keyfile=cfg.keyfile,
                 gates=cfg.apiserver_gates or cfg.gates,
+                served=cfg.served,
             ),
             also_supervised=[self.tasks],  # a component's death fails the API port's /healthz too
         )

@@ -44,7 +44,7 @@ def gpus(count: int) -> list[Obj]:
                         "driverVersion": {"version": "1.2.3"},
                         "index": {"int": i},
                     },
-                    "capacity": {"memory": "80Gi" if i % 2 else "40Gi"},
+                    "capacity": {"memory": {"value": "80Gi" if i % 2 else "40Gi"}},
                 },
             }
         )

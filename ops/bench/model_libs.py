@@ -28,7 +28,7 @@ import msgspec
 import orjson
 import pydantic
 
-from services.api.types import K8sStruct, core_v1, resource_v1alpha3
+from services.api.types import K8sStruct, core_v1, resource_hub
 from services.api.types.base import (
     INT32_MAX,
     INT32_MIN,
@@ -113,8 +113,8 @@ def main() -> None:
 
     cases: list[tuple[str, type[K8sStruct], dict[str, Any]]] = [
         ("Pod", core_v1.Pod, samples.pod()),
-        ("ResourceClaim", resource_v1alpha3.ResourceClaim, samples.resource_claim()),
-        ("ResourceSlice/128", resource_v1alpha3.ResourceSlice, samples.resource_slice(devices=128)),
+        ("ResourceClaim", resource_hub.ResourceClaim, samples.resource_claim()),
+        ("ResourceSlice/128", resource_hub.ResourceSlice, samples.resource_slice(devices=128)),
     ]
     print(f"msgspec {msgspec.__version__}, pydantic {pydantic.VERSION}, python {sys.version.split()[0]}")
     header = (

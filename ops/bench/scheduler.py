@@ -137,7 +137,7 @@ def workloads(nodes: int, pods: int | None, duration: float) -> dict[str, Worklo
     }
 
 
-# -- objects (scheduler_perf's templates, in v1alpha3) --------------------------------------
+# -- objects (scheduler_perf's templates, in the storage form components write) -----------------------
 
 
 def namespace(name: str) -> dict[str, Any]:
@@ -180,7 +180,7 @@ def resource_slice(node_name: str, devices: int) -> dict[str, Any]:
                             "driverVersion": {"version": "1.2.3"},
                             "dra.example.com/numa": {"int": i},
                         },
-                        "capacity": {"memory": "1Gi"},
+                        "capacity": {"memory": {"value": "1Gi"}},
                     },
                 }
                 for i in range(devices)

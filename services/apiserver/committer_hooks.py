@@ -27,13 +27,14 @@ def apply_patch(
     force: bool,
     now: str,
     subresource: str = "",
+    version: str = "",
 ) -> Obj:
     return patch_object(
         current,
         patch,
         patch_type=patch_type,
         manager=manager,
-        api_version=rt.api_version,
+        api_version=rt.api_version_of(version or rt.version),
         kind=rt.kind,
         now=now,
         force=force,
@@ -41,8 +42,8 @@ def apply_patch(
     )
 
 
-def decode(rt: ResourceType, obj: Obj, *, field_validation: str) -> tuple[Obj, list[str]]:
-    return decode_object(rt, obj, field_validation=field_validation)
+def decode(rt: ResourceType, obj: Obj, *, field_validation: str, version: str = "") -> tuple[Obj, list[str]]:
+    return decode_object(rt, obj, field_validation=field_validation, version=version or None)
 
 
 def track(*, old: Obj | None, new: Obj, manager: str, api_version: str, subresource: str, now: str) -> None:

@@ -7,6 +7,11 @@ resource of every version in one answer. kubectl 1.32 asks for the aggregated
 form first; with it, a cold ``kubectl get`` makes two discovery requests
 instead of four (see docs/decisions/http.md). The documents never change
 while the server runs, so they are encoded to bytes once, with an ETag.
+
+Each group-version lists the kinds served in it (resource.k8s.io v1 and
+v1beta2 have DeviceTaintRule, v1alpha3 PodSchedulingContext), and only the
+versions `ServedVersions` serves (``--runtime-config``); the first served
+version of a group is its preferred one (resource.k8s.io: v1).
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import orjson
 
 from services.api.types import registry
 from services.api.types.registry import ResourceType
+from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver import empty_resources
 
 GIT_VERSION = "v1.31.0-draplane"
@@ -71,21 +77,22 @@ def _group_version(group: str, version: str) -> str:
     return f"{group}/{version}" if group else version
 
 
-def groups() -> list[str]:
-    seen: list[str] = []
-    for r in registry.RESOURCES:
-        if r.group not in seen:
-            seen.append(r.group)
-    return seen
+def groups(served: ServedVersions = DEFAULT_SERVED) -> list[str]:
+    return list(served.groups())
 
 
-def resources_of(group: str) -> list[ResourceType]:
-    return [r for r in (*registry.RESOURCES, *empty_resources.RESOURCES) if r.group == group]
+def resources_of(group: str, version: str, served: ServedVersions = DEFAULT_SERVED) -> list[ResourceType]:
+    """The kinds served at ``group/version``."""
+    return [
+        r
+        for r in (*registry.RESOURCES, *empty_resources.RESOURCES)
+        if r.group == group and served.serves_kind(r, version)
+    ]
 
 
-def api_resource_list(group: str, version: str) -> dict[str, Any]:
+def api_resource_list(group: str, version: str, served: ServedVersions = DEFAULT_SERVED) -> dict[str, Any]:
     out: list[dict[str, Any]] = []
-    for rt in sorted(resources_of(group), key=lambda r: r.plural):
+    for rt in sorted(resources_of(group, version, served), key=lambda r: r.plural):
         entry: dict[str, Any] = {
             "name": rt.plural,
             "singularName": rt.singular,
@@ -97,7 +104,8 @@ def api_resource_list(group: str, version: str) -> dict[str, Any]:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
             entry["categories"] = list(rt.categories)
-        entry["storageVersionHash"] = _hash(f"{group}/{version}/{rt.plural}")
+        # Kubernetes hashes the storage version: the same for every version a kind is served in.
+        entry["storageVersionHash"] = _hash(f"{group}/{rt.stored_as or version}/{rt.plural}")
         out.append(entry)
         for sub in sorted(rt.subresources):
             sub_group, sub_version, sub_kind = _SUBRESOURCE_KIND.get(sub, (group, version, rt.kind))
@@ -126,8 +134,8 @@ def _hash(text: str) -> str:
     return base64.b64encode(hashlib.sha256(text.encode()).digest()[:8]).decode()
 
 
-def api_group(group: str) -> dict[str, Any]:
-    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in registry.served_versions(group)]
+def api_group(group: str, served: ServedVersions = DEFAULT_SERVED) -> dict[str, Any]:
+    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in served.versions(group)]
     return {
         "kind": "APIGroup",
         "apiVersion": "v1",
@@ -137,22 +145,22 @@ def api_group(group: str) -> dict[str, Any]:
     }
 
 
-def api_group_list() -> dict[str, Any]:
+def api_group_list(served: ServedVersions = DEFAULT_SERVED) -> dict[str, Any]:
     items = []
-    for g in groups():
+    for g in groups(served):
         if not g:
             continue
-        doc = api_group(g)
+        doc = api_group(g, served)
         doc.pop("kind")
         doc.pop("apiVersion")
         items.append(doc)
     return {"kind": "APIGroupList", "apiVersion": "v1", "groups": items}
 
 
-def api_versions() -> dict[str, Any]:
+def api_versions(served: ServedVersions = DEFAULT_SERVED) -> dict[str, Any]:
     return {
         "kind": "APIVersions",
-        "versions": list(registry.served_versions("")),
+        "versions": list(served.versions("")),
         "serverAddressByClientCIDRs": [{"clientCIDR": "0.0.0.0/0", "serverAddress": ""}],
     }
 
@@ -184,19 +192,21 @@ def _aggregated_resource(rt: ResourceType, version: str) -> dict[str, Any]:
     return entry
 
 
-def aggregated(core: bool) -> dict[str, Any]:
+def aggregated(core: bool, served: ServedVersions = DEFAULT_SERVED) -> dict[str, Any]:
     """``APIGroupDiscoveryList`` for ``/api`` (core) or ``/apis`` (every named group)."""
     items = []
-    for g in groups():
+    for g in groups(served):
         if (g == "") != core:
             continue
         versions = [
             {
                 "version": v,
-                "resources": [_aggregated_resource(rt, v) for rt in sorted(resources_of(g), key=lambda r: r.plural)],
+                "resources": [
+                    _aggregated_resource(rt, v) for rt in sorted(resources_of(g, v, served), key=lambda r: r.plural)
+                ],
                 "freshness": "Current",
             }
-            for v in registry.served_versions(g)
+            for v in served.versions(g)
         ]
         items.append({"metadata": {"name": g, "creationTimestamp": None}, "versions": versions})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
@@ -218,13 +228,13 @@ class Document:
 class DiscoveryDocuments:
     """Every discovery answer, encoded once."""
 
-    def __init__(self) -> None:
+    def __init__(self, served: ServedVersions = DEFAULT_SERVED) -> None:
         self.version = Document.of(version_info())
-        self.api = Document.of(api_versions())
-        self.apis = Document.of(api_group_list())
-        self.aggregated_api = Document.of(aggregated(core=True))
-        self.aggregated_apis = Document.of(aggregated(core=False))
-        self.groups = {g: Document.of(api_group(g)) for g in groups() if g}
+        self.api = Document.of(api_versions(served))
+        self.apis = Document.of(api_group_list(served))
+        self.aggregated_api = Document.of(aggregated(core=True, served=served))
+        self.aggregated_apis = Document.of(aggregated(core=False, served=served))
+        self.groups = {g: Document.of(api_group(g, served)) for g in groups(served) if g}
         self.resource_lists = {
-            (g, v): Document.of(api_resource_list(g, v)) for g in groups() for v in registry.served_versions(g)
+            (g, v): Document.of(api_resource_list(g, v, served)) for g in groups(served) for v in served.versions(g)
         }

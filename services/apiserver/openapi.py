@@ -36,6 +36,7 @@ from services.api.types import definition_of as types_definition_of
 from services.api.types import meta as meta_models
 from services.api.types.registry import ResourceType
 from services.api.types.schemas import Definition, Property, schemas
+from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver.discovery import Document
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -559,7 +560,7 @@ def _list_component(rt: ResourceType, version: str, item: str) -> dict[str, Any]
     }
 
 
-def build_components() -> dict[str, dict[str, Any]]:
+def build_components(served: ServedVersions = DEFAULT_SERVED) -> dict[str, dict[str, Any]]:
     """Every schema the served kinds need, with kinds and lists tagged by GVK."""
     builder = SchemaBuilder()
     for cls in (meta_models.Status, meta_models.DeleteOptions, meta_models.ListMeta, core_models.Binding):
@@ -567,7 +568,9 @@ def build_components() -> dict[str, dict[str, Any]]:
     builder._ref(PATCH)
     components = builder.components
     for rt in registry.RESOURCES:
-        for version in registry.served_versions(rt.group):
+        for version in rt.versions:
+            if not served.serves_kind(rt, version):
+                continue
             name = builder.add(_model(rt, version))
             components[_list_name(name, rt)] = _list_component(rt, version, name)
             # A kind Kubernetes' schemas do not know (none today) is tagged from the registry.
@@ -586,11 +589,12 @@ _SECURITY_V3 = {
 }
 
 
-def v3_document(group: str, version: str, components: dict[str, dict[str, Any]]) -> dict[str, Any]:
+def v3_document(
+    group: str, version: str, components: dict[str, dict[str, Any]], served: ServedVersions = DEFAULT_SERVED
+) -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    for rt in registry.RESOURCES:
-        if rt.group == group and version in registry.served_versions(group):
-            paths.update(resource_paths(rt, version))
+    for rt in served.resources(group, version):
+        paths.update(resource_paths(rt, version))
     schemas = _reachable(_refs(paths), components)
     return {
         "openapi": "3.0.0",
@@ -613,11 +617,13 @@ def _v2_params(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def v2_document(components: dict[str, dict[str, Any]]) -> dict[str, Any]:
-    """Swagger 2.0 of everything, derived from the v3 paths and schemas."""
+def v2_document(components: dict[str, dict[str, Any]], served: ServedVersions = DEFAULT_SERVED) -> dict[str, Any]:
+    """Swagger 2.0 of everything served, derived from the v3 paths and schemas."""
     paths: dict[str, Any] = {}
     for rt in registry.RESOURCES:
-        for version in registry.served_versions(rt.group):
+        for version in rt.versions:
+            if not served.serves_kind(rt, version):
+                continue
             for path, item in resource_paths(rt, version).items():
                 v2_item: dict[str, Any] = {}
                 for method, op in item.items():
@@ -677,20 +683,16 @@ class OpenAPIDocuments:
     v3: dict[str, Document]
 
     @classmethod
-    def build(cls) -> OpenAPIDocuments:
-        components = build_components()
+    def build(cls, served: ServedVersions = DEFAULT_SERVED) -> OpenAPIDocuments:
+        components = build_components(served)
         v3: dict[str, Document] = {}
-        groups: list[str] = []
-        for rt in registry.RESOURCES:
-            if rt.group not in groups:
-                groups.append(rt.group)
-        for group in groups:
-            for version in registry.served_versions(group):
-                v3[gv_key(group, version)] = Document.of(v3_document(group, version, components))
+        for group in served.groups():
+            for version in served.versions(group):
+                v3[gv_key(group, version)] = Document.of(v3_document(group, version, components, served))
         index = {
             "paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={_hash(doc)}"} for key, doc in v3.items()}
         }
-        return cls(v2=Document.of(v2_document(components)), v3_index=Document.of(index), v3=v3)
+        return cls(v2=Document.of(v2_document(components, served)), v3_index=Document.of(index), v3=v3)
 
 
 def _hash(doc: Document) -> str:

@@ -16,6 +16,7 @@ from aiohttp import web
 from prometheus_client import REGISTRY, CollectorRegistry, generate_latest
 
 from services.api.admission.chain import AdmissionChain
+from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
 from services.apiserver.events_writer import EventsWriter
@@ -54,6 +55,7 @@ class ApiserverConfig:
     run_committer: bool = True
     admission: AdmissionChain | None = None
     gates: FeatureGates | None = None
+    served: ServedVersions = DEFAULT_SERVED  # --runtime-config
 
 
 @dataclass
@@ -104,6 +106,7 @@ class Apiserver:
             metrics=self.exposition,
             ready=self.ready,
             live=self.live_checks,
+            served=cfg.served,
         )
         self._runner, self.port = await start(
             app, host=cfg.host, port=cfg.port, certfile=cfg.certfile, keyfile=cfg.keyfile

@@ -20,11 +20,13 @@ from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
     add_common_arguments,
+    add_runtime_config_argument,
     check_listen,
     default_bus,
     listening,
     parse_gates,
     parse_listen,
+    parse_served,
     until_signalled_or_died,
 )
 from services.cmd.errors import CommandError
@@ -36,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("apiserver", help="run the apiserver (REST facade and committer candidate)")
     add_bus_argument(p)
     add_common_arguments(p)
+    add_runtime_config_argument(p)
     p.add_argument("--data", default=DEFAULT_DATA, help="directory for the view and committer snapshots")
     p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT to serve the API on")
     p.add_argument("--token-auth-file", help="bearer tokens, in kube-apiserver's CSV format")
@@ -73,6 +76,7 @@ def config_from(args: argparse.Namespace) -> ApiserverConfig:
         max_watches_per_user=args.max_watches_per_user,
         run_committer=not args.no_committer,
         gates=parse_gates(args.feature_gates),
+        served=parse_served(args.runtime_config),
     )
 
 

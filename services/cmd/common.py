@@ -12,6 +12,7 @@ import signal
 import socket
 from collections.abc import Iterator
 
+from services.api.types.served import RuntimeConfigError, ServedVersions, parse_runtime_config
 from services.bus.urls import SqliteTarget, parse_bus_url
 from services.cmd.errors import CommandError
 from services.kube.feature_gates import FeatureGateError, FeatureGates
@@ -65,6 +66,22 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--log-level", default=os.environ.get("DRAPLANE_LOG_LEVEL", "INFO"))
     parser.add_argument("--plain-logs", action="store_true", help="human-readable logs instead of JSON")
+
+
+def add_runtime_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--runtime-config",
+        default="",
+        help="API versions to serve, kube-apiserver's syntax, e.g. resource.k8s.io/v1beta1=false,api/alpha=false "
+        "(default: every version: resource.k8s.io v1, v1beta2, v1beta1 and v1alpha3)",
+    )
+
+
+def parse_served(value: str) -> ServedVersions:
+    try:
+        return parse_runtime_config(value)
+    except RuntimeConfigError as exc:
+        raise SystemExit(f'invalid argument {value!r} for "--runtime-config" flag: {exc}') from None
 
 
 def parse_gates(value: str) -> FeatureGates:

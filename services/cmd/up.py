@@ -20,11 +20,13 @@ from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
     add_common_arguments,
+    add_runtime_config_argument,
     check_listen,
     default_bus,
     listening,
     parse_gates,
     parse_listen,
+    parse_served,
     until_signalled_or_died,
 )
 from services.runtime.logs import setup_logging
@@ -36,6 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p = sub.add_parser("up", help="run every component in one process, with simulated GPU nodes")
     add_bus_argument(p)
     add_common_arguments(p)
+    add_runtime_config_argument(p)
     p.add_argument("--data", default=DEFAULT_DATA, help="where the cluster's state lives (default: .draplane)")
     p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT of the API (default: 127.0.0.1:8080)")
     p.add_argument("--nodes", type=int, default=2, help="simulated nodes node-1 … node-N (default: 2)")
@@ -73,6 +76,7 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
         port=port,
         nodes=args.nodes,
         gates=parse_gates(args.feature_gates),
+        served=parse_served(args.runtime_config),
         authenticator=TokenAuthenticator.from_file(args.token_auth_file) if args.token_auth_file else None,
         anonymous=args.token_auth_file is None,
     )

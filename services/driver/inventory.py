@@ -18,12 +18,13 @@ shorthand for attributes::
         ecc: true                       # a YAML bool is a `bool` attribute
         driverVersion: {version: 1.0.0} # versions (and anything else) typed explicitly
       capacity:
-        memory: 80Gi
+        memory: 80Gi                    # or {value: 80Gi}, as 1.32+ write it
 
-Devices come out as wire-form ``resource.k8s.io/v1alpha3`` Device dicts
-(``{"name", "basic": {"attributes", "capacity"}}``), validated with the API's
-own ResourceSlice rules and with capacities in Kubernetes' canonical quantity
-form, so a published slice compares equal to what the apiserver stores.
+Devices come out in the storage form of resource.k8s.io Devices
+(``{"name", "basic": {"attributes", "capacity": {"memory": {"value": "80Gi"}}}}``,
+docs/decisions/api-versions.md), validated with the API's own ResourceSlice
+rules and with capacities in Kubernetes' canonical quantity form, so a
+published slice compares equal to what the apiserver stores.
 Everything here is pure.
 """
 
@@ -37,6 +38,7 @@ import yaml
 
 from services.api.admission.validation.resource_slice import validate_device
 from services.kube.quantity import wire_quantity
+from services.kube.resource_limits import LIMITS_1_37
 
 Device = dict[str, Any]
 
@@ -78,7 +80,7 @@ def gpu_device(
                 "model": {"string": model},
                 "driverVersion": {"version": driver_version},
             },
-            "capacity": {"memory": canonical_quantity(memory)},
+            "capacity": {"memory": {"value": canonical_quantity(memory)}},
         },
     }
 
@@ -135,16 +137,18 @@ def _device(raw: Any, where: str) -> Device:
         "name": str(raw.get("name") or ""),
         "basic": {
             "attributes": {str(k): _attribute(str(k), v, where) for k, v in attributes.items()},
-            "capacity": {str(k): _capacity(str(k), v, where) for k, v in capacity.items()},
+            "capacity": {str(k): {"value": _capacity(str(k), v, where)} for k, v in capacity.items()},
         },
     }
-    errors = validate_device(device, where)
+    errors = validate_device(device, where, limits=LIMITS_1_37)
     if errors:
         raise InventoryError("; ".join(str(e) for e in errors))
     return device
 
 
 def _capacity(name: str, value: Any, where: str) -> str:
+    if isinstance(value, Mapping) and set(value) == {"value"}:
+        value = value["value"]
     try:
         return canonical_quantity(value)
     except InventoryError as err:

@@ -88,10 +88,10 @@ def parse_query_output(text: str) -> list[Device]:
         }
         if driver_version not in _NOT_AVAILABLE:
             attributes["driverVersion"] = {"version": semver_of(driver_version)}
-        capacity = {}
+        capacity: dict[str, dict[str, str]] = {}
         mem = _memory(memory)
         if mem is not None:
-            capacity["memory"] = mem
+            capacity["memory"] = {"value": mem}
         devices.append({"name": f"gpu-{index}", "basic": {"attributes": attributes, "capacity": capacity}})
     return devices
 

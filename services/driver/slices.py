@@ -19,12 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
+from services.api.types.registry import RESOURCE_GROUP, STORED_AS
 from services.kube.resource_limits import RESOURCE_SLICE_MAX_DEVICES
 
 Obj = dict[str, Any]
 
-API_VERSION = f"{RESOURCE_GROUP}/{V1ALPHA3}"
+API_VERSION = f"{RESOURCE_GROUP}/{STORED_AS}"  # the storage form components write
 
 
 def slice_name(*, node: str, driver: str, index: int) -> str:

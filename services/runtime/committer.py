@@ -30,6 +30,7 @@ from typing import Any
 import orjson
 
 from services.api.machinery import status as st
+from services.api.machinery.conversion import upgrade_stored
 from services.bus.port import (
     Bus,
     BusUnavailable,
@@ -284,7 +285,7 @@ class Committer:
                 "skipping malformed record", extra={"topic": record.topic, "offset": record.offset, "error": str(exc)}
             )
             return
-        self.core.apply_record(key, event.type, event.object, record.offset, event.request_id)
+        self.core.apply_record(key, event.type, upgrade_stored(event.object), record.offset, event.request_id)
         self._dirty.add(key)
 
     # -- one batch --------------------------------------------------------------

@@ -27,6 +27,7 @@ import orjson
 
 from services.api.admission.chain import AdmissionChain, Attributes
 from services.api.admission.namespace_lifecycle import check_create
+from services.api.machinery import conversion
 from services.api.machinery import status as st
 from services.api.machinery.decode_errors import json_kind
 from services.api.machinery.field_errors import forbidden, required
@@ -70,13 +71,16 @@ class Patcher(Protocol):
         force: bool,
         now: str,
         subresource: str = "",
+        version: str = "",
     ) -> Obj: ...
 
 
 class Decoder(Protocol):
-    """Structural decoding of a whole object (types, unknown fields); returns warnings."""
+    """Structural decoding of a whole object (types, unknown fields) in ``version``; returns warnings."""
 
-    def __call__(self, rt: ResourceType, obj: Obj, *, field_validation: str) -> tuple[Obj, list[str]]: ...
+    def __call__(
+        self, rt: ResourceType, obj: Obj, *, field_validation: str, version: str = ""
+    ) -> tuple[Obj, list[str]]: ...
 
 
 class FieldTracker(Protocol):
@@ -260,8 +264,7 @@ class CommitterCore:
             raise st.bad_request("metadata must be an object")
         namespace = self._namespace_for(req, rt, meta)
         check_create(staged, rt, namespace, str(meta.get("name") or ""))
-        obj["apiVersion"], obj["kind"] = rt.api_version, rt.kind
-        obj = self._decode(rt, obj, req)
+        obj = self._ingest(rt, obj, req)
         meta = obj["metadata"]
         name = meta.get("name") or ""
         generate = meta.get("generateName") or ""
@@ -278,7 +281,17 @@ class CommitterCore:
         if not name:
             name = self._generate_name(rt, namespace, generate, staged)
             meta["name"] = name
-        attrs = Attributes("CREATE", rt, namespace, name, req.user, new=obj, options=req.options, dry_run=_dry(req))
+        attrs = Attributes(
+            "CREATE",
+            rt,
+            namespace,
+            name,
+            req.user,
+            new=obj,
+            options=req.options,
+            dry_run=_dry(req),
+            version=self._version(rt, req),
+        )
         self.admission.admit(attrs, staged)
         obj = attrs.new or obj
         key = object_key(rt.group, rt.plural, namespace, name)
@@ -336,8 +349,7 @@ class CommitterCore:
                 "the namespace of the provided object does not match the namespace sent on the request"
             )
         self._check_preconditions(rt, req, current_rv, current, meta.get("resourceVersion"), meta.get("uid"))
-        new["apiVersion"], new["kind"] = rt.api_version, rt.kind
-        new = self._decode(rt, new, req)
+        new = self._ingest(rt, new, req, current=current)
         return self._commit_update(req, rt, staged, current_rv, current, new, status_only=status_only)
 
     def _check_preconditions(
@@ -416,6 +428,7 @@ class CommitterCore:
             new=new,
             options=req.options,
             dry_run=_dry(req),
+            version=self._version(rt, req),
         )
         self.admission.admit(attrs, staged)
         new = attrs.new or new
@@ -458,19 +471,22 @@ class CommitterCore:
                 force=force,
                 now=now,
                 subresource=subresource,
+                version=self._version(rt, req),
             )
             created.setdefault("metadata", {}).setdefault("name", req.name)
             return self._create(req, rt, staged, created)
         current_rv, current = entry
+        version = self._version(rt, req)
         patched = self.patcher(
             rt=rt,
-            current=_copy(current),
+            current=self._in_version(rt, _copy(current), version),
             patch=req.patch,
             patch_type=patch_type,
             manager=manager,
             force=force,
             now=now,
             subresource=subresource,
+            version=version,
         )
         meta = self._patched_identity(rt, req, patched)
         rv = meta.get("resourceVersion")
@@ -478,8 +494,7 @@ class CommitterCore:
             raise st.modified_conflict(rt.group, rt.plural, req.name)
         self._check_preconditions(rt, req, current_rv, current, None, meta.get("uid"))
         meta.pop("resourceVersion", None)
-        patched["apiVersion"], patched["kind"] = rt.api_version, rt.kind
-        patched = self._decode(rt, patched, req)
+        patched = self._ingest(rt, patched, req, current=current)
         status_only = subresource == "status"
         return self._commit_update(req, rt, staged, current_rv, current, patched, status_only=status_only)
 
@@ -497,8 +512,9 @@ class CommitterCore:
             and isinstance(meta.get("name", ""), str)
             and isinstance(meta.get("namespace", ""), str)
         ):
-            self._decode(rt, {**patched, "apiVersion": rt.api_version, "kind": rt.kind}, req)
-            raise st.bad_request(f"{rt.kind} in version {rt.version!r} cannot be handled: metadata is not an object")
+            version = self._version(rt, req)
+            self._decode(rt, {**patched, "apiVersion": rt.api_version_of(version), "kind": rt.kind}, req, version)
+            raise st.bad_request(f"{rt.kind} in version {version!r} cannot be handled: metadata is not an object")
         if meta is None:
             meta = patched["metadata"] = {}
         namespace = meta.get("namespace") or ""
@@ -671,13 +687,46 @@ class CommitterCore:
 
     # -- helpers --------------------------------------------------------------
 
-    def _decode(self, rt: ResourceType, obj: Obj, req: Request) -> Obj:
+    def _decode(self, rt: ResourceType, obj: Obj, req: Request, version: str) -> Obj:
         if self.decoder is None:
             return obj
         validation = str(req.options.get("fieldValidation") or "Strict")
-        decoded, warnings = self.decoder(rt, obj, field_validation=validation)
+        decoded, warnings = self.decoder(rt, obj, field_validation=validation, version=version)
         self._decode_warnings.extend(warnings)
         return decoded
+
+    @staticmethod
+    def _version(rt: ResourceType, req: Request) -> str:
+        """The version the request speaks: its own, or the storage version (components write that)."""
+        version = req.version or rt.version
+        if version != rt.version and version not in rt.versions:
+            raise st.StatusError(st.make_status(404, "NotFound", "the server could not find the requested resource"))
+        return version
+
+    @staticmethod
+    def _in_version(rt: ResourceType, obj: Obj, version: str) -> Obj:
+        """A stored object as ``version`` shows it (itself when that is the storage version)."""
+        if version == rt.version:
+            return obj
+        return conversion.from_storage(obj, group=rt.group, kind=rt.kind, version=version)
+
+    def _ingest(self, rt: ResourceType, obj: Obj, req: Request, *, current: Obj | None = None) -> Obj:
+        """A body in the request's version, decoded strictly in that version and converted to the storage form.
+
+        On an update (``current`` given) through a version that cannot express
+        every stored field, those fields are kept from ``current``
+        (`conversion.keep_unrepresentable`, docs/decisions/api-versions.md).
+        """
+        version = self._version(rt, req)
+        obj["apiVersion"], obj["kind"] = rt.api_version_of(version), rt.kind
+        obj = self._decode(rt, obj, req, version)
+        if version == rt.version:
+            return obj
+        stored = conversion.to_storage(obj, group=rt.group, kind=rt.kind, version=version)
+        if current is not None:
+            stored = conversion.keep_unrepresentable(stored, current, group=rt.group, kind=rt.kind, version=version)
+        stored["apiVersion"] = rt.api_version
+        return stored
 
     def _track(
         self, old: Obj | None, new: Obj, req: Request, rt: ResourceType, subresource: str, now: datetime
@@ -686,8 +735,9 @@ class CommitterCore:
             return  # patches record their manager while they are applied
         manager = str(req.options.get("fieldManager") or "")
         if manager:
+            api_version = rt.api_version_of(self._version(rt, req))
             self.tracker(
-                old=old, new=new, manager=manager, api_version=rt.api_version, subresource=subresource, now=rfc3339(now)
+                old=old, new=new, manager=manager, api_version=api_version, subresource=subresource, now=rfc3339(now)
             )
 
     def _write(

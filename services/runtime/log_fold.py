@@ -11,6 +11,9 @@ live components saw. The rules, once:
   record carries the last state);
 - ``metadata.resourceVersion`` is stamped from the record's offset, never
   trusted from the payload;
+- a resource.k8s.io object a pre-hub log holds (stamped v1alpha3) is read as
+  today's storage form (`conversion.upgrade_stored`: its slices' capacity
+  wrapped), so old logs load unchanged in everything else;
 - a malformed record raises `MalformedRecord`; the caller logs, counts and
   skips it (each caller reports in its own way).
 
@@ -23,6 +26,7 @@ from __future__ import annotations
 from collections.abc import Container
 from typing import Any, NamedTuple
 
+from services.api.machinery.conversion import upgrade_stored
 from services.bus.port import Record
 from topics.envelope import MalformedRecord, decode_event, split_key
 
@@ -66,6 +70,8 @@ def read_change(record: Record, *, kinds: Container[GroupResource] | None = None
     if kinds is not None and (group, resource) not in kinds:
         return None
     type_, obj, request_id = decode_event(value)
+    if group:
+        obj = upgrade_stored(obj)
     obj["metadata"]["resourceVersion"] = str(record.offset)
     return ObjectChange(type_, key, group, resource, namespace, name, obj, request_id)
 

@@ -17,6 +17,7 @@ from typing import Any
 import aiosqlite
 import orjson
 
+from services.api.machinery.conversion import upgrade_stored
 from services.runtime.sqlite_file import SqliteFile
 
 _SCHEMA = """
@@ -58,7 +59,8 @@ class SnapshotStore:
         objects: dict[str, tuple[int, dict[str, Any]]] = {}
         async with self.db.execute("SELECT key, offset, value FROM objects") as cur:
             async for key, offset, value in cur:
-                objects[key] = (offset, orjson.loads(value))
+                # A snapshot taken before the hub form holds 1.31 resource.k8s.io objects.
+                objects[key] = (offset, upgrade_stored(orjson.loads(value)))
         extra = orjson.loads(meta["extra"]) if "extra" in meta else {}
         return Snapshot(int(meta["offset"]), objects, extra)
 

@@ -3,7 +3,9 @@
 Why this module exists: benchmarks (``ops/bench``) and tests need the same
 representative objects — a DRA pod, a ResourceClaim with every 1.31 field
 set, a ResourceSlice with 128 devices — and a way to reach every field of
-every kind. Keeping them next to the models keeps them in step with the
+every kind. resource.k8s.io objects are in the storage (hub) form the log
+holds and components write (stamped ``resource.k8s.io/v1beta1``, capacity as
+``{value}``; docs/decisions/api-versions.md); PodSchedulingContext in 1.31's. Keeping them next to the models keeps them in step with the
 models. Every function returns a fresh dict (callers may mutate it).
 """
 
@@ -58,7 +60,7 @@ def _meta(name: str, namespace: str | None = "default", **extra: Any) -> Obj:
 def device_class() -> Obj:
     """A GPU DeviceClass with a CEL selector, opaque config and (classic DRA) suitableNodes."""
     return {
-        "apiVersion": "resource.k8s.io/v1alpha3",
+        "apiVersion": "resource.k8s.io/v1beta1",
         "kind": "DeviceClass",
         "metadata": _meta("gpu.example.com", None, generation=1),
         "spec": {
@@ -118,7 +120,7 @@ def _claim_spec() -> Obj:
 def resource_claim() -> Obj:
     """A ResourceClaim with every field 1.31 has, allocated and reserved for a pod."""
     return {
-        "apiVersion": "resource.k8s.io/v1alpha3",
+        "apiVersion": "resource.k8s.io/v1beta1",
         "kind": "ResourceClaim",
         "metadata": _meta(
             "inference-gpu",
@@ -169,7 +171,7 @@ def resource_claim() -> Obj:
 
 def resource_claim_template() -> Obj:
     return {
-        "apiVersion": "resource.k8s.io/v1alpha3",
+        "apiVersion": "resource.k8s.io/v1beta1",
         "kind": "ResourceClaimTemplate",
         "metadata": _meta("inference-gpu-template", generation=1),
         "spec": {
@@ -182,7 +184,7 @@ def resource_claim_template() -> Obj:
 def resource_slice(*, devices: int = 128, node_name: str = "worker-1") -> Obj:
     """A node-local ResourceSlice publishing ``devices`` GPUs with attributes and capacity."""
     return {
-        "apiVersion": "resource.k8s.io/v1alpha3",
+        "apiVersion": "resource.k8s.io/v1beta1",
         "kind": "ResourceSlice",
         "metadata": {
             "name": f"{node_name}-gpu.example.com-7xk2p",
@@ -215,7 +217,7 @@ def _gpu(index: int) -> Obj:
                 "example.com/numaNode": {"int": index % 2},
                 "migCapable": {"bool": index % 4 == 0},
             },
-            "capacity": {"memory": "80Gi", "example.com/cores": 132},
+            "capacity": {"memory": {"value": "80Gi"}, "example.com/cores": {"value": 132}},
         },
     }
 

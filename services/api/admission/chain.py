@@ -42,6 +42,7 @@ class Attributes:
     options: dict[str, Any] = field(default_factory=dict)
     dry_run: bool = False
     warnings: list[str] = field(default_factory=list)
+    version: str = ""  # the API version the client wrote with ("" or the storage version: as stored)
 
 
 class AdmissionPlugin(Protocol):

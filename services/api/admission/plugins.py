@@ -20,7 +20,9 @@ from services.api.admission.validation import (
     validate_update,
 )
 from services.api.machinery import status as st
+from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
 from services.kube.feature_gates import FeatureGates
+from services.kube.resource_limits import LIMITS_1_31, LIMITS_1_37
 
 
 @dataclass
@@ -50,17 +52,20 @@ class Validation:
         new, old, rt = attrs.new, attrs.old, attrs.resource
         if new is None or attrs.operation == "DELETE":
             return
+        # v1alpha3 writes are judged by 1.31's rules; v1, v1beta2, v1beta1 and the hub form's
+        # (components write that) by 1.37's (docs/decisions/api-versions.md).
+        limits = LIMITS_1_31 if attrs.version == V1ALPHA3 or rt.group != RESOURCE_GROUP else LIMITS_1_37
         if attrs.subresource == "binding":
             errors = validate_pod_binding(new)
             kind = "Binding"
         elif attrs.operation == "CREATE":
-            errors = validate_create(rt, new)
+            errors = validate_create(rt, new, limits=limits)
             kind = rt.kind
         elif attrs.subresource == "status" and old is not None:
-            errors = validate_status_update(rt, new, old)
+            errors = validate_status_update(rt, new, old, limits=limits)
             kind = rt.kind
         elif old is not None:
-            errors = validate_update(rt, new, old)
+            errors = validate_update(rt, new, old, limits=limits)
             kind = rt.kind
         else:
             return

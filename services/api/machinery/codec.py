@@ -101,7 +101,8 @@ def decode_object(
     """Decode a request body for ``rt`` into its normalized wire dict, plus warnings.
 
     ``version`` is the API version of the request URL (default: the storage
-    version). The result has ``apiVersion`` and ``kind`` set, passed one round
+    version, whose body carries the apiVersion stored records are stamped
+    with). The result has ``apiVersion`` and ``kind`` set, passed one round
     trip through the typed model: unknown fields are gone (Warn/Ignore), and
     every value that was set comes back exactly. Raises `StatusError` 400 for
     everything Kubernetes' decoder rejects.
@@ -112,6 +113,8 @@ def decode_object(
     if cls is None:
         raise status.internal_error(f"no model for {rt.kind} in version {url_version!r}")
     payload = bytes(body) if isinstance(body, bytes | bytearray | memoryview) else body
+    # The storage version of resource.k8s.io (the hub) is never on the wire: its bodies say `rt.api_version`.
+    url_version = rt.api_version_of(url_version).rpartition("/")[2]
     try:
         out, warnings = _decode(rt, cls, payload, directive, url_version)
         excess = find_excess(cls, out)

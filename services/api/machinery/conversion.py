@@ -1,31 +1,27 @@
 """Conversion between the API versions clients speak and the storage version the log holds.
 
 Why this module exists: internal objects are version-independent — the log
-stores each resource in its storage version (core ``v1``,
-``resource.k8s.io/v1alpha3``) — while clients may speak any served version.
+stores each resource in its storage version (core ``v1``, resource.k8s.io's
+hub form) — while clients may speak any served version.
 The REST edge converts a decoded body to the storage version before it is
 written, and a stored object to the requested version before it is returned.
 
-Today every group serves only its storage version, so conversion is the
-identity (plus the ``apiVersion`` stamp). A new version (``v1beta1``) is added
-by conversion functions alone: write ``v1beta1 → v1alpha3`` and
-``v1alpha3 → v1beta1`` functions for each kind and list them in
-`CONVERSIONS`; nothing else changes. Kubernetes converts through an internal
-hub type; here the storage version is the hub, so every version needs exactly
-two functions per kind, to and from storage.
+The core group serves only its storage version, so its conversion is the
+identity (plus the ``apiVersion`` stamp). Kubernetes converts through an
+internal hub type; here the storage version is the hub, so every version needs
+exactly two functions per kind, to and from storage.
 
 Conversion functions are pure: they take the object in one version and return
 it in the other (they may reuse unchanged sub-objects of their input).
 
-resource.k8s.io has its storage (hub) form and the functions of every version
-to and from it (`services.api.machinery.conversions`, decision in
-docs/decisions/api-versions.md), named `INTERNAL` in `CONVERSIONS`. Serving
-does not use them yet: the group's registry rows still name v1alpha3 as the
-storage version, so `to_storage`/`from_storage` are what they were. They are
-reached with `to_internal`/`from_internal` (or ``convert(..., hub=INTERNAL)``),
-and `keep_unrepresentable` keeps stored fields a version cannot express on an
-update through it. Serving the new versions makes `INTERNAL` the group's
-storage version.
+resource.k8s.io is stored in its hub form (`INTERNAL`: 1.37's v1beta1
+layout plus 1.31's classic fields, decision in docs/decisions/api-versions.md),
+stamped ``resource.k8s.io/v1beta1`` on the record; its registry rows name
+`INTERNAL` as the storage version, so `to_storage`/`from_storage` convert every
+served version (v1, v1beta2, v1beta1, v1alpha3) to and from it.
+`keep_unrepresentable` keeps stored fields a version cannot express on an
+update through it, and `upgrade_stored` reads a record a pre-hub log holds
+(stamped v1alpha3) as a hub object.
 """
 
 from __future__ import annotations
@@ -37,6 +33,7 @@ from typing import Any
 from services.api.machinery.conversions import unrepresentable
 from services.api.machinery.conversions.table import INTERNAL, RESOURCE_CONVERSIONS
 from services.api.types import registry
+from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
 
 __all__ = [
     "CONVERSIONS",
@@ -50,6 +47,7 @@ __all__ = [
     "storage_version",
     "to_internal",
     "to_storage",
+    "upgrade_stored",
 ]
 
 Converter = Callable[[dict[str, Any]], dict[str, Any]]
@@ -151,3 +149,27 @@ def _stamp(obj: dict[str, Any], group: str, version: str) -> dict[str, Any]:
     if obj.get("apiVersion") != api_version:
         obj = {**obj, "apiVersion": api_version}
     return obj
+
+
+_PRE_HUB_API_VERSION = f"{RESOURCE_GROUP}/{V1ALPHA3}"
+
+
+def upgrade_stored(obj: dict[str, Any]) -> dict[str, Any]:
+    """A stored record's object in today's storage form.
+
+    A log recorded before the hub form holds resource.k8s.io objects as 1.31's
+    v1alpha3 (stamped so): they are read through the idempotent v1alpha3 → hub
+    function and stamped as stored records are now. Anything else (every record
+    written since, and PodSchedulingContext, stored as 1.31's) is returned as it
+    is, after one string comparison.
+    """
+    if obj.get("apiVersion") != _PRE_HUB_API_VERSION:
+        return obj
+    kind = obj.get("kind")
+    rt = registry.by_kind(RESOURCE_GROUP, kind) if isinstance(kind, str) else None
+    if rt is None or rt.stored_as == V1ALPHA3:
+        return obj
+    fn = CONVERSIONS.get((RESOURCE_GROUP, rt.kind, V1ALPHA3, INTERNAL))
+    if fn is None:
+        return obj
+    return {**fn(obj), "apiVersion": rt.api_version}

@@ -12,16 +12,18 @@ chosen over pydantic after measuring both (docs/decisions/models.md).
 - `resource_v1alpha3` — DeviceClass, ResourceClaim, ResourceClaimTemplate,
   ResourceSlice, PodSchedulingContext;
 - `resource_v1`, `resource_v1beta2`, `resource_v1beta1` — Kubernetes 1.37's
-  shapes of the group, generated but not served yet (`ALL_MODELS`).
+  shapes of the group.
 - `resource_hub` — the group's storage (hub) form: v1beta1's models plus the
   1.31-only classic fields (docs/decisions/api-versions.md).
 
 The model modules are generated from Kubernetes' own schemas
 (`services.api.types.schemas`) by ``python -m ops.gen_models --write``.
 
-A new API version adds a module to the generator (`ops.gen_models.MODULES`) and,
-once served, rows in `MODELS`; `services.api.machinery.conversion` converts it
-to the storage version.
+A new API version adds a module to the generator (`ops.gen_models.MODULES`),
+rows in `MODELS` and the registry, and conversion functions to the storage
+version (`services.api.machinery.conversion`). ``MODELS`` also names the hub
+models under `registry.INTERNAL`: what stored objects and components' writes
+are decoded with.
 """
 
 from __future__ import annotations
@@ -33,12 +35,14 @@ from types import MappingProxyType
 from services.api.types import (
     core_v1,
     meta,
+    resource_hub,
     resource_v1,
     resource_v1alpha3,
     resource_v1beta1,
     resource_v1beta2,
 )
 from services.api.types.base import K8sStruct
+from services.api.types.registry import INTERNAL
 
 __all__ = [
     "ALL_MODELS",
@@ -73,15 +77,6 @@ MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
         ("resource.k8s.io", "v1alpha3", "ResourceClaimTemplate"): resource_v1alpha3.ResourceClaimTemplate,
         ("resource.k8s.io", "v1alpha3", "ResourceSlice"): resource_v1alpha3.ResourceSlice,
         ("resource.k8s.io", "v1alpha3", "PodSchedulingContext"): resource_v1alpha3.PodSchedulingContext,
-    }
-)
-
-# Every generated model of a kind, served or not. resource.k8s.io v1, v1beta2 and
-# v1beta1 (Kubernetes 1.37's shapes) are generated but not served yet: serving
-# them needs conversion, registry rows and discovery, and moves them into MODELS.
-ALL_MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
-    {
-        **MODELS,
         **{
             ("resource.k8s.io", module.DEFINITION_PREFIX.rsplit(".", 2)[1], kind): getattr(module, kind)
             for module, kinds in (
@@ -97,8 +92,13 @@ ALL_MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
             )
             for kind in kinds
         },
+        # The storage (hub) form: what the log holds and components write.
+        **{("resource.k8s.io", INTERNAL, kind): model for kind, model in resource_hub.HUB_MODELS.items()},
     }
 )
+
+# Every model of a kind (today every one is served).
+ALL_MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MODELS
 
 # Python module → the Go package name of its types, for Go-worded errors
 # (io.k8s.api.resource.v1alpha3. → v1alpha3).

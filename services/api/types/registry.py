@@ -1,8 +1,16 @@
 """The table of every resource draplane serves.
 
-One row per resource: its group, served versions, kind, plural, whether it is
-namespaced, short names, categories and subresources. Discovery, routing,
-admission and the log's object keys all read this table.
+One row per resource: its group, storage version, the versions it is served
+in, kind, plural, whether it is namespaced, short names, categories and
+subresources. Discovery, routing, OpenAPI, admission and the log's object keys
+all read this table.
+
+resource.k8s.io is stored in one hub form whatever version a client speaks
+(docs/decisions/api-versions.md): its rows name `INTERNAL` as the storage
+version and the apiVersion stamped on stored records (``stored_as``); the REST
+edge and the committer convert between the versions a kind is served in and
+that form (`services.api.machinery.conversion`). Which versions a running
+apiserver serves is `services.api.types.served`.
 """
 
 from __future__ import annotations
@@ -11,13 +19,24 @@ from dataclasses import dataclass
 
 CORE = ""
 RESOURCE_GROUP = "resource.k8s.io"
+V1 = "v1"
+V1BETA2 = "v1beta2"
+V1BETA1 = "v1beta1"
 V1ALPHA3 = "v1alpha3"
+# The storage (hub) form's name in the conversion table, Kubernetes' runtime.APIVersionInternal:
+# never served, never on the wire.
+INTERNAL = "__internal"
+# The version stamped on stored resource.k8s.io records: the hub is v1beta1's layout
+# (plus 1.31's classic fields), and Kubernetes 1.32-1.34 stored the group as v1beta1.
+STORED_AS = V1BETA1
+# resource.k8s.io versions, preferred first (1.37 serves v1, v1beta2, v1beta1; 1.31 v1alpha3).
+RESOURCE_VERSIONS = (V1, V1BETA2, V1BETA1, V1ALPHA3)
 
 
 @dataclass(frozen=True, slots=True)
 class ResourceType:
     group: str
-    version: str  # the storage (internal) version; others convert at the edge
+    version: str  # the storage version (`INTERNAL` for resource.k8s.io); served versions convert to it
     kind: str
     plural: str
     singular: str
@@ -26,10 +45,24 @@ class ResourceType:
     categories: tuple[str, ...] = ()
     subresources: tuple[str, ...] = ()
     list_kind: str = ""
+    versions: tuple[str, ...] = ("v1",)  # served, preferred first
+    stored_as: str = ""  # the version stamped on stored records when ``version`` is `INTERNAL`
 
     @property
     def api_version(self) -> str:
-        return f"{self.group}/{self.version}" if self.group else self.version
+        """The apiVersion of stored records."""
+        version = self.stored_as or self.version
+        return f"{self.group}/{version}" if self.group else version
+
+    @property
+    def preferred_version(self) -> str:
+        return self.versions[0]
+
+    def api_version_of(self, version: str) -> str:
+        """``group/version`` for one of this kind's versions (the stored stamp for `INTERNAL`)."""
+        if version == self.version:
+            return self.api_version
+        return f"{self.group}/{version}" if self.group else version
 
     @property
     def group_resource(self) -> str:
@@ -60,11 +93,22 @@ RESOURCES: tuple[ResourceType, ...] = (
     ),
     ResourceType(CORE, "v1", "Event", "events", "event", True, ("ev",), (), (), "EventList"),
     ResourceType(
-        RESOURCE_GROUP, V1ALPHA3, "DeviceClass", "deviceclasses", "deviceclass", False, (), (), (), "DeviceClassList"
+        RESOURCE_GROUP,
+        INTERNAL,
+        "DeviceClass",
+        "deviceclasses",
+        "deviceclass",
+        False,
+        (),
+        (),
+        (),
+        "DeviceClassList",
+        versions=RESOURCE_VERSIONS,
+        stored_as=STORED_AS,
     ),
     ResourceType(
         RESOURCE_GROUP,
-        V1ALPHA3,
+        INTERNAL,
         "ResourceClaim",
         "resourceclaims",
         "resourceclaim",
@@ -73,10 +117,12 @@ RESOURCES: tuple[ResourceType, ...] = (
         (),
         ("status",),
         "ResourceClaimList",
+        versions=RESOURCE_VERSIONS,
+        stored_as=STORED_AS,
     ),
     ResourceType(
         RESOURCE_GROUP,
-        V1ALPHA3,
+        INTERNAL,
         "ResourceClaimTemplate",
         "resourceclaimtemplates",
         "resourceclaimtemplate",
@@ -85,10 +131,12 @@ RESOURCES: tuple[ResourceType, ...] = (
         (),
         (),
         "ResourceClaimTemplateList",
+        versions=RESOURCE_VERSIONS,
+        stored_as=STORED_AS,
     ),
     ResourceType(
         RESOURCE_GROUP,
-        V1ALPHA3,
+        INTERNAL,
         "ResourceSlice",
         "resourceslices",
         "resourceslice",
@@ -97,10 +145,26 @@ RESOURCES: tuple[ResourceType, ...] = (
         (),
         (),
         "ResourceSliceList",
+        versions=RESOURCE_VERSIONS,
+        stored_as=STORED_AS,
     ),
     ResourceType(
         RESOURCE_GROUP,
-        V1ALPHA3,
+        INTERNAL,
+        "DeviceTaintRule",
+        "devicetaintrules",
+        "devicetaintrule",
+        False,
+        (),
+        (),
+        ("status",),
+        "DeviceTaintRuleList",
+        versions=(V1, V1BETA2),
+        stored_as=V1,
+    ),
+    ResourceType(
+        RESOURCE_GROUP,
+        INTERNAL,
         "PodSchedulingContext",
         "podschedulingcontexts",
         "podschedulingcontext",
@@ -109,6 +173,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         (),
         ("status",),
         "PodSchedulingContextList",
+        versions=(V1ALPHA3,),
+        stored_as=V1ALPHA3,
     ),
 )
 
@@ -130,5 +196,5 @@ def by_api_version_kind(api_version: str, kind: str) -> ResourceType | None:
 
 
 def served_versions(group: str) -> tuple[str, ...]:
-    """Versions served per group; new versions are added here with a conversion."""
-    return ("v1",) if group == CORE else (V1ALPHA3,)
+    """Every version of a group some kind is served in, preferred first (all enabled)."""
+    return tuple(dict.fromkeys(v for r in RESOURCES if r.group == group for v in r.versions))

@@ -103,6 +103,6 @@ async def delete_collection(scope: Scope) -> web.Response:
         "kind": route.rt.list_kind,
         "apiVersion": scope_api_version(scope),
         "metadata": {"resourceVersion": listed.resource_version},
-        "items": deleted,
+        "items": scope.present_all(deleted),
     }
     return scope.respond(doc)

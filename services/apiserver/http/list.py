@@ -67,11 +67,12 @@ async def list_(scope: Scope) -> web.Response:
         continue_token=scope.query.get("continue") or None,
         resource_version=scope.query.get("resourceVersion") or None,
     )
+    items = scope.present_all(result.items)
     if scope.output.shape == "table":
         return scope.respond(
             tables.table(
                 rt,
-                result.items,
+                items,
                 resource_version=result.resource_version,
                 continue_token=result.continue_token,
                 remaining=result.remaining,
@@ -84,10 +85,10 @@ async def list_(scope: Scope) -> web.Response:
     if result.remaining is not None:
         meta["remainingItemCount"] = result.remaining
     if scope.output.shape == "partial":
-        items = [tables.partial_metadata(o) for o in result.items]
-        doc = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": items}
+        partial = [tables.partial_metadata(o) for o in items]
+        doc = {"kind": "PartialObjectMetadataList", "apiVersion": "meta.k8s.io/v1", "metadata": meta, "items": partial}
     else:
-        doc = {"kind": rt.list_kind, "apiVersion": scope_api_version(scope), "metadata": meta, "items": result.items}
+        doc = {"kind": rt.list_kind, "apiVersion": scope_api_version(scope), "metadata": meta, "items": items}
     return scope.respond(doc)
 
 

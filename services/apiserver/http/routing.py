@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from services.api.types import registry
 from services.api.types.registry import ResourceType
+from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver import empty_resources
 from services.apiserver.http.errors import not_found_path
 
@@ -40,14 +41,15 @@ class GroupVersion:
     version: str | None  # None for /apis/{group}
 
 
-def is_served(group: str, version: str) -> bool:
-    return group in _GROUPS and version in registry.served_versions(group)
+def is_served(group: str, version: str, served: ServedVersions = DEFAULT_SERVED) -> bool:
+    return group in _GROUPS and served.serves(group, version)
 
 
-def parse(path: str) -> ResourceRoute | GroupVersion | None:
+def parse(path: str, served: ServedVersions = DEFAULT_SERVED) -> ResourceRoute | GroupVersion | None:
     """Parse an ``/api`` or ``/apis`` path; None when it is neither.
 
-    Raises the 404 Status for paths under them that name nothing served.
+    Raises the 404 Status for paths under them that name nothing served
+    (a version turned off by ``--runtime-config``, a kind not in the version).
     """
     segs = [s for s in path.split("/") if s]
     if not segs:
@@ -61,13 +63,13 @@ def parse(path: str) -> ResourceRoute | GroupVersion | None:
         if len(segs) < 2:
             return None
         if len(segs) == 2:
-            if segs[1] in _GROUPS and segs[1]:
+            if segs[1] in _GROUPS and segs[1] and served.versions(segs[1]):
                 return GroupVersion(segs[1], None)
             raise not_found_path()
         group, version, rest = segs[1], segs[2], segs[3:]
     else:
         return None
-    if not is_served(group, version):
+    if not is_served(group, version, served):
         raise not_found_path()
     if not rest:
         return GroupVersion(group, version)
@@ -82,7 +84,7 @@ def parse(path: str) -> ResourceRoute | GroupVersion | None:
     if len(rest) > 3:
         raise not_found_path()
     rt = registry.by_resource(group, rest[0]) or empty_resources.by_resource(group, rest[0])
-    if rt is None:
+    if rt is None or version not in rt.versions:
         raise not_found_path()
     name = rest[1] if len(rest) > 1 else None
     sub = rest[2] if len(rest) > 2 else None

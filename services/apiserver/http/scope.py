@@ -19,6 +19,7 @@ import orjson
 from aiohttp import web
 from multidict import MultiMapping
 
+from services.api.machinery.conversion import from_storage
 from services.api.machinery.status import StatusError, request_too_large, too_large_for_the_log
 from services.apiserver import tables
 from services.apiserver.backend import Backend, WriteResult
@@ -214,13 +215,28 @@ class Scope:
 
     # ---------------------------------------------------------------- responses
 
+    def present(self, obj: dict[str, Any]) -> dict[str, Any]:
+        """A stored object in the version of the URL (itself when that is the storage version)."""
+        rt = self.route.rt
+        if self.route.version == rt.version or obj.get("kind") != rt.kind:
+            return obj
+        return from_storage(obj, group=rt.group, kind=rt.kind, version=self.route.version)
+
+    def present_all(self, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """Stored objects in the version of the URL (a list's items)."""
+        rt = self.route.rt
+        if self.route.version == rt.version or self.output.shape == "partial":
+            return objs
+        return [self.present(o) for o in objs]
+
     def shape(self, obj: dict[str, Any]) -> dict[str, Any]:
-        """One object as the client asked for it: itself, a Table or its metadata."""
+        """One object as the client asked for it: itself (in the URL's version), a Table or its metadata."""
+        if self.output.shape == "partial" and obj.get("kind") != "Status":
+            return tables.partial_metadata(obj)
+        obj = self.present(obj)
         if self.output.shape == "table" and obj.get("kind") != "Status":
             rv = str((obj.get("metadata") or {}).get("resourceVersion", ""))
             return tables.table(self.route.rt, [obj], resource_version=rv, include_object=self.output.include_object)
-        if self.output.shape == "partial" and obj.get("kind") != "Status":
-            return tables.partial_metadata(obj)
         return obj
 
     def respond(self, doc: Any, status: int = 200) -> web.Response:

@@ -21,6 +21,7 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_LATEST as METRICS_CONTENT_TYPE
 
+from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver import empty_resources
 from services.apiserver.backend import Backend
 from services.apiserver.discovery import DiscoveryDocuments, Document
@@ -40,6 +41,7 @@ BACKEND = web.AppKey("backend", Backend)
 SETTINGS = web.AppKey("settings", Settings)
 DISCOVERY = web.AppKey("discovery", DiscoveryDocuments)
 OPENAPI = web.AppKey("openapi", OpenAPIDocuments)
+SERVED = web.AppKey("served", ServedVersions)
 AUTH = web.AppKey("auth", tuple)
 AGGREGATED = web.AppKey("aggregated", bool)
 METRICS: web.AppKey[Callable[[], bytes] | None] = web.AppKey("metrics")  # renders /metrics
@@ -64,6 +66,7 @@ def build_app(
     metrics: Callable[[], bytes] | None = None,
     ready: Callable[[], bool] | None = None,
     live: Callable[[], Sequence[HealthCheck]] | None = None,
+    served: ServedVersions = DEFAULT_SERVED,
 ) -> web.Application:
     """The apiserver's HTTP application over ``backend``.
 
@@ -76,6 +79,8 @@ def build_app(
     ``ready`` says whether ``/readyz`` passes (the view has caught up with the log).
     ``live`` gives the checks ``/healthz``, ``/livez`` and ``/readyz`` fail on: the
     process's tasks that must not end (`services.runtime.supervised`).
+    ``served`` is the API versions served (``--runtime-config``): routing,
+    discovery and OpenAPI all read it.
     """
     app = web.Application(middlewares=[error_middleware], handler_args={"max_field_size": 65536})
     app[BACKEND] = backend
@@ -85,8 +90,9 @@ def build_app(
         min_watch_timeout=min_watch_timeout,
         watch_limiter=WatchLimiter(max_watches_per_user),
     )
-    app[DISCOVERY] = DiscoveryDocuments()
-    app[OPENAPI] = openapi or OpenAPIDocuments.build()
+    app[SERVED] = served
+    app[DISCOVERY] = DiscoveryDocuments(served)
+    app[OPENAPI] = openapi or OpenAPIDocuments.build(served)
     app[AUTH] = (authenticator, anonymous)
     app[AGGREGATED] = aggregated_discovery
     app[METRICS] = metrics
@@ -128,7 +134,7 @@ async def dispatch(request: web.Request) -> web.StreamResponse:
         return _health(request)
     authenticator, anonymous = app[AUTH]
     user = authenticate(request.headers.get("Authorization"), authenticator=authenticator, anonymous=anonymous)
-    target = parse(path)
+    target = parse(path, app[SERVED])
     if target is None:
         return await _non_resource(request, path)
     if isinstance(target, GroupVersion):

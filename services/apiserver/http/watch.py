@@ -93,6 +93,8 @@ async def watch(scope: Scope) -> web.StreamResponse:
                             continue
                         obj = _bookmark(event, api_version, rt.kind)
                     elif event.type != "ERROR":
+                        if not partial:
+                            obj = scope.present(obj)
                         if as_table:
                             obj = tables.table(
                                 rt,

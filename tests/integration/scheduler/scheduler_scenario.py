@@ -74,7 +74,7 @@ def resource_slice(node_name: str, *, devices: int, driver: str = DRIVER) -> dic
                     "name": f"gpu-{i}",
                     "basic": {
                         "attributes": {"index": {"int": i}, "model": {"string": "LATEST-GPU-MODEL"}},
-                        "capacity": {"memory": "80Gi"},
+                        "capacity": {"memory": {"value": "80Gi"}},  # the storage form components write
                     },
                 }
                 for i in range(devices)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import orjson
@@ -10,7 +11,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.api.machinery.codec import check_field_validation, decode_object, encode_object, from_model, to_model
-from services.api.machinery.conversion import ConversionError, convert, from_storage, storage_version, to_storage
+from services.api.machinery.conversion import (
+    INTERNAL,
+    ConversionError,
+    convert,
+    from_storage,
+    storage_version,
+    to_storage,
+)
 from services.api.machinery.decode_errors import time_error
 from services.api.machinery.status import StatusError
 from services.api.types import registry
@@ -23,7 +31,15 @@ from tests.support import samples
 def registry_kind(group: str, kind: str) -> registry.ResourceType:
     rt = registry.by_kind(group, kind)
     assert rt is not None
+    if group:
+        # These cases decode bodies sent to a v1alpha3 URL: a row whose default version is v1alpha3.
+        rt = dataclasses.replace(rt, version="v1alpha3", stored_as="")
     return rt
+
+
+def v1alpha3(obj: dict[str, Any]) -> dict[str, Any]:
+    """A sample (stored form) as a v1alpha3 client sends it."""
+    return from_storage(obj, group="resource.k8s.io", kind=obj["kind"], version="v1alpha3")
 
 
 CLAIM = registry_kind("resource.k8s.io", "ResourceClaim")
@@ -369,8 +385,13 @@ def test_time_parsing_follows_go(text: str, micro: bool, error: str | None) -> N
         ),
         (
             b'{"apiVersion":"resource.k8s.io/v1beta1","kind":"ResourceClaim"}',
-            'ResourceClaim in version "v1beta1" cannot be handled as a ResourceClaim: no kind "ResourceClaim" is'
-            ' registered for version "resource.k8s.io/v1beta1" in scheme "pkg/api/legacyscheme/scheme.go:30"',
+            "the API version in the data (resource.k8s.io/v1beta1) does not match the expected API version"
+            " (resource.k8s.io/v1alpha3)",
+        ),
+        (
+            b'{"apiVersion":"resource.k8s.io/v1beta3","kind":"ResourceClaim"}',
+            'ResourceClaim in version "v1beta3" cannot be handled as a ResourceClaim: no kind "ResourceClaim" is'
+            ' registered for version "resource.k8s.io/v1beta3" in scheme "pkg/api/legacyscheme/scheme.go:30"',
         ),
         (
             b'{"apiVersion":"a/b/c"}',
@@ -446,22 +467,22 @@ def test_field_validation_values() -> None:
 def test_to_model_is_strict_and_from_model_inverts_it() -> None:
     import msgspec
 
-    claim = samples.resource_claim()
+    claim = v1alpha3(samples.resource_claim())
     assert from_model(to_model(CLAIM, claim)) == claim
     with pytest.raises(msgspec.ValidationError):
         to_model(CLAIM, {"spec": {"foo": 1}})
     with pytest.raises(LookupError):
-        to_model(CLAIM, claim, version="v1")
+        to_model(CLAIM, claim, version="v2")
 
 
 def test_encode_object_accepts_dicts_and_models() -> None:
-    claim = samples.resource_claim()
+    claim = v1alpha3(samples.resource_claim())
     assert orjson.loads(encode_object(claim)) == claim
     assert orjson.loads(encode_object(to_model(CLAIM, claim))) == claim
 
 
 def test_bytearray_and_memoryview_bodies() -> None:
-    body = orjson.dumps(samples.resource_claim())
+    body = orjson.dumps(v1alpha3(samples.resource_claim()))
     expected, _ = decode_object(CLAIM, body)
     assert decode_object(CLAIM, bytearray(body))[0] == expected
     assert decode_object(CLAIM, memoryview(body))[0] == expected
@@ -473,10 +494,10 @@ def test_bytearray_and_memoryview_bodies() -> None:
 
 def test_conversion_is_the_identity_for_the_storage_version() -> None:
     claim = samples.resource_claim()
-    assert storage_version("resource.k8s.io", "ResourceClaim") == "v1alpha3"
+    assert storage_version("resource.k8s.io", "ResourceClaim") == INTERNAL
     assert storage_version("", "Pod") == "v1"
-    assert to_storage(claim, group="resource.k8s.io", kind="ResourceClaim", version="v1alpha3") is claim
-    assert from_storage(claim, group="resource.k8s.io", kind="ResourceClaim", version="v1alpha3") is claim
+    assert to_storage(claim, group="resource.k8s.io", kind="ResourceClaim", version=INTERNAL) is claim
+    assert from_storage(claim, group="resource.k8s.io", kind="ResourceClaim", version=INTERNAL) is claim
 
 
 def test_conversion_stamps_api_version() -> None:
@@ -487,9 +508,9 @@ def test_conversion_stamps_api_version() -> None:
 def test_unknown_conversion_is_an_error() -> None:
     with pytest.raises(
         ConversionError,
-        match=r"converting ResourceClaim from resource.k8s.io/v1beta1 to resource.k8s.io/v1alpha3: unknown conversion",
+        match=r"converting ResourceClaim from resource.k8s.io/v2 to resource.k8s.io/__internal: unknown conversion",
     ):
-        to_storage({}, group="resource.k8s.io", kind="ResourceClaim", version="v1beta1")
+        to_storage({}, group="resource.k8s.io", kind="ResourceClaim", version="v2")
     with pytest.raises(ConversionError):
         storage_version("resource.k8s.io", "Widget")
 
@@ -535,7 +556,7 @@ def _struct_objects(
 
 @pytest.mark.parametrize(
     ("rt", "make"),
-    [(CLAIM, samples.resource_claim), (POD, samples.pod), (EVENT, samples.event)],
+    [(CLAIM, lambda: v1alpha3(samples.resource_claim())), (POD, samples.pod), (EVENT, samples.event)],
     ids=["claim", "pod", "event"],
 )
 def test_every_duplicated_key_of_a_realistic_object_is_caught(rt: registry.ResourceType, make: Any) -> None:
@@ -568,7 +589,11 @@ def test_valid_bodies_take_the_fast_path(monkeypatch: pytest.MonkeyPatch) -> Non
         raise AssertionError("slow path taken")
 
     monkeypatch.setattr(codec, "_decode_slow", no_slow_path)
-    for rt, obj in [(POD, samples.pod()), (CLAIM, samples.resource_claim()), (SLICE, samples.resource_slice())]:
+    for rt, obj in [
+        (POD, samples.pod()),
+        (CLAIM, v1alpha3(samples.resource_claim())),
+        (SLICE, v1alpha3(samples.resource_slice())),
+    ]:
         decode_object(rt, orjson.dumps(obj))  # includes nulls (Go clients send "creationTimestamp": null)
         decode_object(rt, orjson.dumps(obj, option=orjson.OPT_INDENT_2))
         decode_object(rt, obj)

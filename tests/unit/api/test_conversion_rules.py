@@ -26,6 +26,7 @@ import pytest
 from services.api.machinery.conversion import (
     ConversionError,
     from_internal,
+    from_storage,
     keep_unrepresentable,
     to_internal,
     to_storage,
@@ -335,11 +336,13 @@ def test_no_conversion_for_a_kind_the_version_lacks(kind: str, version: str) -> 
         to_internal({"kind": kind}, group=GROUP, kind=kind, version=version)
 
 
-def test_serving_is_unchanged_storage_is_still_v1alpha3() -> None:
+def test_storage_is_the_hub_and_every_served_version_converts_to_it() -> None:
     obj = claim({"name": "r", "deviceClassName": "c"})
-    assert to_storage(obj, group=GROUP, kind="ResourceClaim", version="v1alpha3") == {
-        **obj,
-        "apiVersion": f"{GROUP}/v1alpha3",
-    }
+    # A v1alpha3 claim is a hub claim as it is; to_storage keeps the apiVersion it was written with.
+    assert to_storage(obj, group=GROUP, kind="ResourceClaim", version="v1alpha3") == obj
+    v1 = from_storage(obj, group=GROUP, kind="ResourceClaim", version="v1")
+    assert v1["apiVersion"] == f"{GROUP}/v1"
+    assert v1["spec"]["devices"]["requests"] == [{"name": "r", "exactly": {"deviceClassName": "c"}}]
+    assert to_storage(v1, group=GROUP, kind="ResourceClaim", version="v1")["spec"] == obj["spec"]
     with pytest.raises(ConversionError, match="unknown conversion"):
-        to_storage(obj, group=GROUP, kind="ResourceClaim", version="v1")
+        to_storage(obj, group=GROUP, kind="PodSchedulingContext", version="v1")

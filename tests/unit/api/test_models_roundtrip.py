@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from services.api.machinery.codec import decode_object, from_model, to_model
 from services.api.machinery.decode_errors import time_error
 from services.api.machinery.status import StatusError
-from services.api.types import K8sStruct, core_v1, model_for, registry, resource_v1alpha3
+from services.api.types import K8sStruct, core_v1, model_for, registry, resource_hub
 from services.api.types.base import (
     INT32_MAX,
     INT32_MIN,
@@ -97,7 +97,8 @@ def test_manifest_without_type_meta_gets_it_filled_in() -> None:
     claim = samples.resource_claim()
     del claim["apiVersion"], claim["kind"]
     out, _ = decode_object(rt_of("resource.k8s.io", "ResourceClaim"), orjson.dumps(claim))
-    assert (out["apiVersion"], out["kind"]) == ("resource.k8s.io/v1alpha3", "ResourceClaim")
+    # The registry row's version is the storage (hub) form, whose records say v1beta1.
+    assert (out["apiVersion"], out["kind"]) == ("resource.k8s.io/v1beta1", "ResourceClaim")
     assert list(out)[:2] == ["apiVersion", "kind"]
     assert out["spec"] == claim["spec"]
 
@@ -121,9 +122,10 @@ def test_numbers_and_raw_json_survive_exactly() -> None:
     out, _ = decode_object(rt_of("resource.k8s.io", "ResourceClaim"), orjson.dumps(claim))
     assert out["spec"]["devices"]["config"][0]["opaque"]["parameters"] == parameters
     slice_ = samples.resource_slice(devices=1)
-    slice_["spec"]["devices"][0]["basic"]["capacity"] = {"a": 1, "b": 2.5, "c": "500m", "d": " 1Gi "}
+    capacity = {k: {"value": v} for k, v in {"a": 1, "b": 2.5, "c": "500m", "d": " 1Gi "}.items()}
+    slice_["spec"]["devices"][0]["basic"]["capacity"] = capacity
     out, _ = decode_object(rt_of("resource.k8s.io", "ResourceSlice"), orjson.dumps(slice_))
-    assert out["spec"]["devices"][0]["basic"]["capacity"] == {"a": 1, "b": 2.5, "c": "500m", "d": " 1Gi "}
+    assert out["spec"]["devices"][0]["basic"]["capacity"] == capacity
 
 
 # --------------------------------------------------------------------------
@@ -172,7 +174,7 @@ def _paths(value: Any, node: Node, path: str) -> list[str]:
 
 def test_typed_access_reads_kubernetes_fields() -> None:
     claim = to_model(rt_of("resource.k8s.io", "ResourceClaim"), samples.resource_claim())
-    assert isinstance(claim, resource_v1alpha3.ResourceClaim)
+    assert isinstance(claim, resource_hub.ResourceClaim)
     assert claim.spec is not None and claim.spec.devices is not None and claim.spec.devices.requests
     request = claim.spec.devices.requests[0]
     assert (request.device_class_name, request.allocation_mode, request.count) == ("gpu.example.com", "ExactCount", 2)
@@ -180,7 +182,7 @@ def test_typed_access_reads_kubernetes_fields() -> None:
     assert claim.status.allocation.devices is not None and claim.status.allocation.devices.results
     assert claim.status.allocation.devices.results[1].device == "gpu-1"
     slice_ = to_model(rt_of("resource.k8s.io", "ResourceSlice"), samples.resource_slice(devices=2))
-    assert isinstance(slice_, resource_v1alpha3.ResourceSlice)
+    assert isinstance(slice_, resource_hub.ResourceSlice)
     assert slice_.spec is not None and slice_.spec.devices is not None
     basic = slice_.spec.devices[1].basic
     assert basic is not None and basic.attributes is not None
@@ -328,7 +330,8 @@ def test_an_unknown_field_anywhere_is_reported_with_its_path(group: str, kind: s
         decode_object(rt, body)
     assert err.value.code == 400
     assert err.value.status["message"] == (
-        f'{kind} in version "{rt.version}" cannot be handled as a {kind}: strict decoding error: {expected_warning}'
+        f'{kind} in version "{rt.api_version.rpartition("/")[2]}" cannot be handled as a {kind}: '
+        f"strict decoding error: {expected_warning}"
     )
     del target["zzUnknown"]
     out, warnings = decode_object(rt, body, field_validation="Warn")

@@ -144,7 +144,7 @@ def test_every_served_kind_has_a_model_in_its_storage_version() -> None:
         assert cls.__name__ == rt.kind
         assert {"apiVersion", "kind", "metadata"} <= set(wire_names(cls))
     assert model_for("", "v1", "Binding") is core_v1.Binding
-    assert model_for("resource.k8s.io", "v1beta1", "ResourceClaim") is None
+    assert model_for("resource.k8s.io", "v1beta2", "PodSchedulingContext") is None
 
 
 @pytest.mark.parametrize(

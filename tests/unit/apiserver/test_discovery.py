@@ -25,9 +25,11 @@ async def test_legacy_api_and_apis(client: Any) -> None:
     doc = await (await client.get("/apis")).json()
     assert doc["kind"] == "APIGroupList"
     assert [g["name"] for g in doc["groups"]] == ["resource.k8s.io"]
-    assert doc["groups"][0]["preferredVersion"]["groupVersion"] == "resource.k8s.io/v1alpha3"
+    assert doc["groups"][0]["preferredVersion"]["groupVersion"] == "resource.k8s.io/v1"
+    assert [v["version"] for v in doc["groups"][0]["versions"]] == ["v1", "v1beta2", "v1beta1", "v1alpha3"]
     doc = await (await client.get("/apis/resource.k8s.io")).json()
     assert doc["kind"] == "APIGroup" and doc["name"] == "resource.k8s.io"
+    assert doc["preferredVersion"] == {"groupVersion": "resource.k8s.io/v1", "version": "v1"}
 
 
 async def test_resource_lists(client: Any) -> None:
@@ -55,6 +57,25 @@ async def test_resource_lists(client: Any) -> None:
         "podschedulingcontexts/status",
     } <= set(by_name)
     assert by_name["resourceslices"]["namespaced"] is False
+    assert "devicetaintrules" not in by_name
+    # Kubernetes 1.37's kinds per version (pkg/registry/resource/rest/storage_resource.go).
+    core_kinds = {
+        "deviceclasses",
+        "resourceclaims",
+        "resourceclaims/status",
+        "resourceclaimtemplates",
+        "resourceslices",
+    }
+    for version, extra in (
+        ("v1", {"devicetaintrules", "devicetaintrules/status"}),
+        ("v1beta2", {"devicetaintrules", "devicetaintrules/status"}),
+        ("v1beta1", set()),
+    ):
+        doc = await (await client.get(f"/apis/resource.k8s.io/{version}")).json()
+        assert {r["name"] for r in doc["resources"]} == core_kinds | extra, version
+        # The storage version is one, so its hash is the same in every version.
+        hashes = {r["name"]: r.get("storageVersionHash") for r in doc["resources"]}
+        assert hashes["resourceclaims"] == by_name["resourceclaims"]["storageVersionHash"]
 
 
 async def test_aggregated_discovery(client: Any) -> None:
@@ -64,10 +85,12 @@ async def test_aggregated_discovery(client: Any) -> None:
     assert doc["kind"] == "APIGroupDiscoveryList" and doc["apiVersion"] == "apidiscovery.k8s.io/v2"
     (group,) = doc["items"]
     assert group["metadata"]["name"] == "resource.k8s.io"
+    assert [v["version"] for v in group["versions"]] == ["v1", "v1beta2", "v1beta1", "v1alpha3"]
     resources = {r["resource"]: r for r in group["versions"][0]["resources"]}
+    assert "podschedulingcontexts" not in resources and "devicetaintrules" in resources
     claims = resources["resourceclaims"]
     assert claims["scope"] == "Namespaced"
-    assert claims["responseKind"] == {"group": "resource.k8s.io", "version": "v1alpha3", "kind": "ResourceClaim"}
+    assert claims["responseKind"] == {"group": "resource.k8s.io", "version": "v1", "kind": "ResourceClaim"}
     assert claims["subresources"][0]["subresource"] == "status"
     r = await client.get("/api", headers={"Accept": KUBECTL_DISCOVERY_ACCEPT})
     doc = await r.json()

@@ -103,9 +103,9 @@ async def test_discovery_and_api_resources(kubectl: Kubectl) -> None:
     lines = out.splitlines()
     assert lines[0].split() == ["NAME", "SHORTNAMES", "APIVERSION", "NAMESPACED", "KIND"]
     rows = {line.split()[0]: line.split() for line in lines[1:]}
-    assert rows["resourceclaims"][1:] == ["resource.k8s.io/v1alpha3", "true", "ResourceClaim"]
+    assert rows["resourceclaims"][1:] == ["resource.k8s.io/v1", "true", "ResourceClaim"]
     assert rows["pods"][1:] == ["po", "v1", "true", "Pod"]
-    assert rows["resourceslices"][1:] == ["resource.k8s.io/v1alpha3", "false", "ResourceSlice"]
+    assert rows["resourceslices"][1:] == ["resource.k8s.io/v1", "false", "ResourceSlice"]
     _, out, _ = await kubectl("version", "-o", "json")
     assert '"gitVersion": "v1.31.0-draplane"' in out
 

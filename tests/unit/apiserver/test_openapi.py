@@ -20,17 +20,19 @@ async def _v3(client: Any, key: str) -> dict[str, Any]:
     return doc
 
 
-@pytest.mark.parametrize("rt", RESOURCES, ids=lambda rt: rt.kind)
-async def test_every_kind_has_patch_with_gvk_and_field_validation(client: Any, rt: Any) -> None:
+@pytest.mark.parametrize(
+    ("rt", "version"), [(rt, v) for rt in RESOURCES for v in rt.versions], ids=lambda x: getattr(x, "kind", x)
+)
+async def test_every_kind_has_patch_with_gvk_and_field_validation(client: Any, rt: Any, version: str) -> None:
     """kubectl's QueryParamVerifierV3 looks for exactly this; without it kubectl validates client-side."""
-    doc = await _v3(client, gv_key(rt.group, rt.version))
+    doc = await _v3(client, gv_key(rt.group, version))
     found = False
     for item in doc["paths"].values():
         op = item.get("patch")
         if not op or op["x-kubernetes-group-version-kind"] != {
             "group": rt.group,
             "kind": rt.kind,
-            "version": rt.version,
+            "version": version,
         }:
             continue
         names = {p["name"] for p in op["parameters"] if p["in"] == "query"}

@@ -12,6 +12,7 @@ from services.driver.inventory import (
     parse_inventory,
 )
 from services.driver.slices import desired_slices
+from services.kube.resource_limits import LIMITS_1_37
 
 
 def test_default_inventory_is_dra_example_drivers_eight_gpus() -> None:
@@ -24,7 +25,7 @@ def test_default_inventory_is_dra_example_drivers_eight_gpus() -> None:
         "model": {"string": "LATEST-GPU-MODEL"},
         "driverVersion": {"version": "1.0.0"},
     }
-    assert first["capacity"] == {"memory": "80Gi"}
+    assert first["capacity"] == {"memory": {"value": "80Gi"}}  # the storage form
     assert devices[5]["basic"]["attributes"]["index"] == {"int": 5}
 
 
@@ -46,7 +47,7 @@ def test_default_inventory_publishes_as_a_valid_slice() -> None:
     (published,) = desired_slices(
         node="node-a", driver="gpu.example.com", devices=default_inventory("node-a"), generation=1
     )
-    assert validate_resource_slice(published) == []
+    assert validate_resource_slice(published, limits=LIMITS_1_37) == []
 
 
 def test_inventory_shorthand_and_typed_attributes() -> None:
@@ -77,7 +78,7 @@ devices:
                     "example.com/family": {"string": "ampere"},
                 },
                 # Kubernetes' canonical quantity form, so a published slice compares equal to the stored one.
-                "capacity": {"memory": "80Gi", "cores": "108"},
+                "capacity": {"memory": {"value": "80Gi"}, "cores": {"value": "108"}},
             },
         }
     ]
@@ -87,7 +88,7 @@ def test_the_wire_form_with_basic_is_accepted_too() -> None:
     devices = parse_inventory(
         "devices: [{name: nic-0, basic: {attributes: {speed: {int: 100}}, capacity: {bandwidth: 100G}}}]"
     )
-    assert devices[0]["basic"] == {"attributes": {"speed": {"int": 100}}, "capacity": {"bandwidth": "100G"}}
+    assert devices[0]["basic"] == {"attributes": {"speed": {"int": 100}}, "capacity": {"bandwidth": {"value": "100G"}}}
 
 
 @pytest.mark.parametrize(
@@ -98,7 +99,10 @@ def test_the_wire_form_with_basic_is_accepted_too() -> None:
         ("devices: [{name: gpu-0, attributes: {a: {int: 1, bool: true}}}]", "exactly one of"),
         ("devices: [{name: gpu-0, attributes: {a: {float: 1.5}}}]", "unknown attribute type"),
         ("devices: [{name: gpu-0, attributes: {a: [1]}}]", "unsupported value"),
-        ("devices: [{name: gpu-0, attributes: {v: {version: 1.0}}}]", "devices[0].basic.attributes[v].version"),
+        (
+            "devices: [{name: gpu-0, attributes: {v: {version: 1.0}}}]",
+            "devices[0].attributes[v].version",
+        ),  # 1.37's path
         ("devices: [{name: gpu-0, capacity: {memory: lots}}]", "devices[0].capacity[memory]"),
         ("devices: [{name: gpu-0, color: red}]", "unknown field(s) color"),
         ("gpus: 8", "a mapping with a `devices` list"),

@@ -46,13 +46,13 @@ def test_parse_noheader_nounits() -> None:
             "model": {"string": "NVIDIA A100-SXM4-80GB"},
             "driverVersion": {"version": "535.104.5"},
         },
-        "capacity": {"memory": "80Gi"},
+        "capacity": {"memory": {"value": "80Gi"}},
     }
 
 
 def test_parse_with_header_and_units() -> None:
     (device,) = parse_query_output(WITH_HEADER_AND_UNITS)
-    assert device["basic"]["capacity"] == {"memory": "15Gi"}
+    assert device["basic"]["capacity"] == {"memory": {"value": "15Gi"}}
     assert device["basic"]["attributes"]["driverVersion"] == {"version": "550.54.0"}
 
 

@@ -16,6 +16,7 @@ from services.driver.slices import (
     slice_name,
     split_devices,
 )
+from services.kube.resource_limits import LIMITS_1_37
 
 NODE, DRIVER = "node-a", "gpu.example.com"
 
@@ -51,7 +52,7 @@ def test_every_slice_carries_the_slice_count_and_generation() -> None:
     for s in result:
         assert s["spec"]["pool"] == {"name": NODE, "generation": 4, "resourceSliceCount": 3}
         assert s["spec"]["nodeName"] == NODE and s["spec"]["driver"] == DRIVER
-        assert validate_resource_slice(s) == []
+        assert validate_resource_slice(s, limits=LIMITS_1_37) == []
     names = [d["name"] for s in result for d in s["spec"]["devices"]]
     assert names == [f"gpu-{i}" for i in range(300)]
 
@@ -70,7 +71,7 @@ def test_nothing_to_do_when_published_slices_match() -> None:
 def test_a_changed_device_bumps_the_generation_of_every_slice() -> None:
     existing = stored(desired_slices(node=NODE, driver=DRIVER, devices=devices(200), generation=3))
     changed = devices(200)
-    changed[150]["basic"]["capacity"]["memory"] = "40Gi"
+    changed[150]["basic"]["capacity"]["memory"] = {"value": "40Gi"}
     p = plan(existing, changed)
     assert p.generation == 4 and not p.creates and not p.deletes
     assert [s["spec"]["pool"]["generation"] for s in p.updates] == [4, 4]

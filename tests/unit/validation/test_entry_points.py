@@ -36,7 +36,34 @@ REALISTIC: dict[str, Callable[[], Obj]] = {
     "ResourceClaimTemplate": template,
     "ResourceSlice": resource_slice,
     "PodSchedulingContext": scheduling_context,
+    "DeviceTaintRule": lambda: device_taint_rule(),
 }
+
+
+def device_taint_rule(name: str = "gpu-maintenance") -> Obj:
+    """A DeviceTaintRule as Kubernetes 1.37's v1 has it (stored in v1's shape)."""
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": name, "uid": "u-1", "resourceVersion": "5", "creationTimestamp": "2026-01-01T00:00:00Z"},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": "node-1"},
+            "taint": {"key": "example.com/maintenance", "value": "soon", "effect": "NoSchedule"},
+        },
+    }
+
+
+@pytest.mark.parametrize(
+    ("name", "field"),
+    [("Bad_Name", "metadata.name"), ("", "metadata.name")],
+)
+def test_a_device_taint_rule_needs_a_dns_subdomain_name(name: str, field: str) -> None:
+    rt = next(r for r in RESOURCES if r.kind == "DeviceTaintRule")
+    rule = device_taint_rule(name)
+    assert [e.field for e in validate_create(rt, rule)] == [field]
+    old = device_taint_rule()
+    renamed = {**old, "metadata": {**old["metadata"], "uid": "u-2"}}
+    assert [e.field for e in validate_update(rt, renamed, old)] == ["metadata.uid"]
 
 
 def test_every_registered_kind_has_a_realistic_object() -> None:

@@ -19,8 +19,9 @@ defaulted. It does not mutate its inputs.
 
 The resource.k8s.io validators also judge a storage (hub) form object as
 Kubernetes 1.37 does when given ``limits=LIMITS_1_37``
-(`services.kube.resource_limits`); the entry points here use the 1.31
-default, which is what is served today.
+(`services.kube.resource_limits`); the entry points pass ``limits`` on to
+them (1.31's by default; the Validation admission plugin picks 1.37's for
+writes through v1, v1beta2, v1beta1 and the hub form).
 
 Modules, by concept: `names` (formats and messages), `object_meta`,
 `node_selector`, `quantity`, `equality`, `lists` (size and uniqueness),
@@ -37,6 +38,10 @@ from collections.abc import Callable
 
 from services.api.admission.validation.access import Obj, mapping
 from services.api.admission.validation.device_class import validate_device_class, validate_device_class_update
+from services.api.admission.validation.device_taint_rule import (
+    validate_device_taint_rule,
+    validate_device_taint_rule_update,
+)
 from services.api.admission.validation.event import validate_event
 from services.api.admission.validation.names import path_segment_name
 from services.api.admission.validation.namespace import (
@@ -68,6 +73,7 @@ from services.api.admission.validation.resource_claim_template import (
 from services.api.admission.validation.resource_slice import validate_resource_slice, validate_resource_slice_update
 from services.api.machinery.field_errors import FieldError
 from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
+from services.kube.resource_limits import LIMITS_1_31, ResourceLimits
 
 __all__ = ["validate_create", "validate_pod_binding", "validate_status_update", "validate_update"]
 
@@ -90,6 +96,7 @@ _CREATE: dict[tuple[str, str], Create] = {
     (RESOURCE_GROUP, "ResourceClaimTemplate"): validate_resource_claim_template,
     (RESOURCE_GROUP, "ResourceSlice"): validate_resource_slice,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context,
+    (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule,
 }
 
 _UPDATE: dict[tuple[str, str], Update] = {
@@ -102,6 +109,7 @@ _UPDATE: dict[tuple[str, str], Update] = {
     (RESOURCE_GROUP, "ResourceClaimTemplate"): validate_resource_claim_template_update,
     (RESOURCE_GROUP, "ResourceSlice"): validate_resource_slice_update,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context_update,
+    (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule_update,
 }
 
 _STATUS_UPDATE: dict[tuple[str, str], Update] = {
@@ -116,6 +124,10 @@ _STATUS_UPDATE: dict[tuple[str, str], Update] = {
 # least as strict as "one URL path segment"; for them the REST layer's
 # generic metadata check cannot add anything on create.
 _META_VALIDATED_ON_CREATE = frozenset(_CREATE) - {(CORE, "Event")}
+# Kinds whose validators take ``limits`` (the release's resource.k8s.io limits).
+_TAKES_LIMITS = frozenset(
+    (RESOURCE_GROUP, kind) for kind in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
+)
 
 
 def _generic_meta(rt: ResourceType, obj: Obj) -> list[FieldError]:
@@ -144,35 +156,49 @@ def _dedupe(errs: list[FieldError]) -> list[FieldError]:
     return out
 
 
-def validate_create(rt: ResourceType, obj: Obj) -> list[FieldError]:
+def validate_create(rt: ResourceType, obj: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     """Errors for creating ``obj`` as a ``rt``; empty when it may be created."""
     key = (rt.group, rt.kind)
     validate = _CREATE.get(key)
-    errs = validate(obj) if validate is not None else []
+    if validate is None:
+        errs: list[FieldError] = []
+    elif key in _TAKES_LIMITS and limits is not LIMITS_1_31:
+        errs = validate(obj, limits=limits)  # type: ignore[call-arg]
+    else:
+        errs = validate(obj)
     if not errs and key not in _META_VALIDATED_ON_CREATE:
         # Kubernetes runs this only once the kind's own rules passed.
         errs = _generic_meta(rt, obj)
     return errs
 
 
-def validate_update(rt: ResourceType, new: Obj, old: Obj) -> list[FieldError]:
+def validate_update(rt: ResourceType, new: Obj, old: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
     """Errors for replacing ``old`` with ``new`` (main resource, not status)."""
-    validate = _UPDATE.get((rt.group, rt.kind))
+    key = (rt.group, rt.kind)
+    validate = _UPDATE.get(key)
     errs = _common_fields(rt, new, old)
-    if validate is not None:
+    if validate is not None and key in _TAKES_LIMITS and limits is not LIMITS_1_31:
+        errs.extend(validate(new, old, limits=limits))  # type: ignore[call-arg]
+    elif validate is not None:
         errs.extend(validate(new, old))
     return _dedupe(errs)
 
 
-def validate_status_update(rt: ResourceType, new: Obj, old: Obj) -> list[FieldError]:
+def validate_status_update(
+    rt: ResourceType, new: Obj, old: Obj, *, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
     """Errors for writing ``new`` through the status subresource over ``old``.
 
     The caller is expected to have applied the status strategy first (spec
     and most metadata copied from ``old``), as Kubernetes does.
     """
-    validate = _STATUS_UPDATE.get((rt.group, rt.kind))
+    key = (rt.group, rt.kind)
+    validate = _STATUS_UPDATE.get(key)
     if validate is None:
-        return validate_update(rt, new, old)
+        return validate_update(rt, new, old, limits=limits)
     errs = _common_fields(rt, new, old)
-    errs.extend(validate(new, old))
+    if key in _TAKES_LIMITS and limits is not LIMITS_1_31:
+        errs.extend(validate(new, old, limits=limits))  # type: ignore[call-arg]
+    else:
+        errs.extend(validate(new, old))
     return _dedupe(errs)

@@ -14,12 +14,11 @@ from types import MappingProxyType
 from typing import Any
 
 from services.api.machinery.conversions import resource_v1, resource_v1alpha3, resource_v1beta1, resource_v1beta2
+from services.api.types.registry import INTERNAL
 
 __all__ = ["GROUP", "INTERNAL", "RESOURCE_CONVERSIONS", "VERSIONS_OF"]
 
 GROUP = "resource.k8s.io"
-# The hub's name in the table, Kubernetes' runtime.APIVersionInternal: never served, never on the wire.
-INTERNAL = "__internal"
 
 _MODULES = {
     "v1": resource_v1,

@@ -164,7 +164,39 @@ _ROWS: tuple[_KindRow, ...] = (
         {"metadata": _META_ZERO, "spec": {}, "status": {}},
         {"": ("status",), "status": ("spec",)},
     ),
+    # Kubernetes 1.37's versions, read from its schemas (`_RELEASE_1_37`).
+    *(
+        row
+        for version in ("v1", "v1beta2", "v1beta1")
+        for row in (
+            _KindRow(f"resource.k8s.io/{version}", "DeviceClass", {"metadata": _META_ZERO, "spec": {}}),
+            _KindRow(
+                f"resource.k8s.io/{version}", "ResourceClaim",
+                {"metadata": _META_ZERO, "spec": _CLAIM_SPEC_ZERO, "status": {}},
+                {"": ("status",), "status": ("spec",)},
+            ),
+            _KindRow(
+                f"resource.k8s.io/{version}", "ResourceClaimTemplate",
+                {"metadata": _META_ZERO, "spec": {"metadata": _META_ZERO, "spec": _CLAIM_SPEC_ZERO}},
+            ),
+            _KindRow(
+                f"resource.k8s.io/{version}", "ResourceSlice",
+                {"metadata": _META_ZERO, "spec": {"pool": {}, "devices": None}},
+            ),
+        )
+    ),
+    *(
+        _KindRow(
+            f"resource.k8s.io/{version}", "DeviceTaintRule",
+            {"metadata": _META_ZERO, "spec": {"taint": {"key": "", "effect": ""}}, "status": {}},
+            {"": ("status",), "status": ("spec",)},
+        )
+        for version in ("v1", "v1beta2")
+    ),
 )
+# Kubernetes 1.37's versions of resource.k8s.io take their markers from 1.37's schemas.
+_RELEASE_1_37 = "1.37"
+_VERSIONS_1_37 = frozenset({"resource.k8s.io/v1", "resource.k8s.io/v1beta2", "resource.k8s.io/v1beta1"})
 
 
 # ---------------------------------------------------------------- lookup
@@ -264,7 +296,7 @@ _ROW_BY_KEY: dict[tuple[str, str], _KindRow] = {(row.api_version, row.kind): row
 @cache
 def _schema(api_version: str, kind: str) -> KindSchema:
     row = _ROW_BY_KEY[(api_version, kind)]
-    defs = schemas(_RELEASE)
+    defs = schemas(_RELEASE_1_37 if api_version in _VERSIONS_1_37 else _RELEASE)
     group, _, version = api_version.rpartition("/")
     definition = defs.kind(group, version, kind).name
     root = SchemaNode(defs=defs, type_=TypeRef("ref", ref=definition))
