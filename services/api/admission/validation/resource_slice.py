@@ -140,9 +140,13 @@ def validate_capacity(quantity: Any, path: str) -> list[FieldError]:
     return []
 
 
-def _capacity_quantity(value: Any, *, limits: ResourceLimits) -> Any:
-    """The quantity of a capacity entry: bare in 1.31, ``{value}`` (DeviceCapacity) in 1.37."""
-    if limits.too_many and isinstance(value, dict):
+def _capacity_quantity(value: Any) -> Any:
+    """The quantity of a capacity entry: bare in 1.31, ``{value}`` (DeviceCapacity) in 1.37 and the storage form.
+
+    A v1alpha3 write is judged by 1.31's rules after conversion to the storage
+    form, where its bare quantity is wrapped: the quantity is the same.
+    """
+    if isinstance(value, dict):
         return value.get("value")
     return value
 
@@ -160,9 +164,9 @@ def validate_basic_device(basic: Obj, path: str, *, limits: ResourceLimits = LIM
     for name, value in capacity.items():
         if not is_valid_qualified_name(name):
             errs.extend(validate_qualified_name(name, f"{path}.capacity"))
-        quantity = _capacity_quantity(value, limits=limits)
+        quantity = _capacity_quantity(value)
         if wire_quantity(quantity) is None:
-            suffix = ".value" if quantity is not value else ""
+            suffix = ".value" if limits.too_many and quantity is not value else ""
             errs.extend(validate_capacity(quantity, f"{path}.capacity[{name}]{suffix}"))
     combined = len(attributes) + len(capacity)
     if combined > MAX_ATTRIBUTES_AND_CAPACITIES_PER_DEVICE:
