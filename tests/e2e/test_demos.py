@@ -61,8 +61,8 @@ class Demo:
         pods: list[dict[str, Any]] = (await self.json("pods", "-n", ns))["items"]
         return pods
 
-    async def claims(self, ns: str) -> list[dict[str, Any]]:
-        claims: list[dict[str, Any]] = (await self.json("resourceclaims", "-n", ns))["items"]
+    async def claims(self, ns: str, *, resource: str = "resourceclaims") -> list[dict[str, Any]]:
+        claims: list[dict[str, Any]] = (await self.json(resource, "-n", ns))["items"]
         return claims
 
 
@@ -172,7 +172,8 @@ async def test_gpu_test5_per_request_configs(demo: Demo) -> None:
 async def test_classic_claims_follow_the_gate(demo: Demo) -> None:
     if demo.config == "classic-dra":
         pods = await demo.wait_running(CLASSIC)
-        claims = await demo.claims(CLASSIC)
+        # Classic DRA's fields exist only in 1.31's v1alpha3 (`kubectl get resourceclaims` reads v1).
+        claims = await demo.claims(CLASSIC, resource="resourceclaims.v1alpha3.resource.k8s.io")
         assert len(pods) == 2 and len(claims) == 2
         assert {c["status"]["allocation"].get("controller") for c in claims} == {"gpu.example.com"}
         devices = [d for c in claims for d in devices_of(c)]

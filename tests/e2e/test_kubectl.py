@@ -185,6 +185,7 @@ async def test_api_resources_lists_the_dra_kinds(stack: Stack) -> None:
         f"{r}.resource.k8s.io"
         for r in (
             "deviceclasses",
+            "devicetaintrules",
             "podschedulingcontexts",
             "resourceclaims",
             "resourceclaimtemplates",
@@ -215,8 +216,13 @@ async def test_explain_prints_kubernetes_descriptions(stack: Stack) -> None:
     spec = (await stack.kubectl("explain", "resourceclaim.spec")).out
     assert "Spec describes what is being requested and how to configure it." in spec
     assert "Devices defines how to request devices." in spec
+    # v1 is the preferred version: a request's fields sit under `exactly` there, flat in 1.31's v1alpha3.
     requests = (await stack.kubectl("explain", "resourceclaim.spec.devices.requests")).out
     assert "Requests represent individual requests for distinct devices" in requests
+    assert "exactly" in requests and "firstAvailable" in requests
+    requests = (
+        await stack.kubectl("explain", "resourceclaim.spec.devices.requests", "--api-version=resource.k8s.io/v1alpha3")
+    ).out
     assert "deviceClassName" in requests and "DeviceClassName references a specific DeviceClass" in requests
     pod = (await stack.kubectl("explain", "pods.spec.containers.ports")).out
     assert "List of ports to expose from the container." in pod
