@@ -209,6 +209,17 @@ def typed_v1_flow(stack: Stack, ns: str) -> dict[str, Any]:
         {"spec": {"pool": {"generation": 2}, "devices": [gpu(0, "40Gi").to_dict()]}},
         _content_type="application/merge-patch+json",
     )
+    results = [
+        k8s.V1DeviceRequestAllocationResult(request="gpus", driver=DRIVER, pool=f"{ns}-node-a", device=f"gpu-{i}")
+        for i in (0, 1)
+    ]
+    allocation = k8s.V1AllocationResult(devices=k8s.V1DeviceAllocationResult(results=results))
+    out["allocated claim"] = res.patch_namespaced_resource_claim_status(
+        "two-gpus",
+        ns,
+        {"status": {"allocation": api.sanitize_for_serialization(allocation)}},
+        _content_type="application/merge-patch+json",
+    )
     out["read claim"] = res.read_namespaced_resource_claim("two-gpus", ns)
     res.delete_namespaced_resource_claim("two-gpus", ns)
     res.delete_namespaced_resource_claim_template("two-gpus", ns)
@@ -258,6 +269,12 @@ async def test_typed_resource_v1_api_creates_lists_watches_and_patches(stack: St
     assert patched_slice.spec.pool.generation == 2
     assert [(d.name, d.capacity["memory"].value) for d in patched_slice.spec.devices] == [("gpu-0", "40Gi")]
     assert int(patched_slice.metadata.resource_version) > int(slice_.metadata.resource_version)
+    allocated = result["allocated claim"].status.allocation.devices.results
+    assert [(r.request, r.driver, r.pool, r.device) for r in allocated] == [
+        ("gpus", DRIVER, f"{ns}-node-a", "gpu-0"),
+        ("gpus", DRIVER, f"{ns}-node-a", "gpu-1"),
+    ]
+    assert result["read claim"].status == result["allocated claim"].status
     assert result["read claim"].metadata.labels == {"flow": ns, "patched": "merge"}
     assert result["read claim"].spec == claim.spec
     assert result["after delete"] == []
