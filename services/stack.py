@@ -77,9 +77,9 @@ class StackConfig:
     # The apiserver's own gates when they differ from the components' (a cluster
     # part-way through turning a gate off); None: the same as ``gates``.
     apiserver_gates: FeatureGates | None = None
+    served: ServedVersions = DEFAULT_SERVED  # the apiserver's --runtime-config
     # False: no controller-manager in the process (a test runs its own, to stop and start it).
     controller_manager: bool = True
-    served: ServedVersions = DEFAULT_SERVED  # the apiserver's --runtime-config
 
 
 class PerNodeMetrics:

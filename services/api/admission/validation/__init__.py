@@ -21,11 +21,14 @@ The resource.k8s.io validators also judge a storage (hub) form object as
 Kubernetes 1.37 does when given ``limits=LIMITS_1_37``
 (`services.kube.resource_limits`); the entry points pass ``limits`` on to
 them (1.31's by default; the Validation admission plugin picks 1.37's for
-writes through v1, v1beta2, v1beta1 and the hub form).
+writes through v1, v1beta2, v1beta1 and the hub form). DeviceTaintRule
+(1.37 only) is registered here with its status subresource
+(`device_taint_rule`).
 
 Modules, by concept: `names` (formats and messages), `object_meta`,
 `node_selector`, `quantity`, `equality`, `lists` (size and uniqueness),
-`dra_names`, `selectors` (CEL), `config`, `device_request`, `allocation`,
+`dra_names`, `selectors` (CEL), `config`, `conditions`,
+`device_taint_rule`, `device_status`, `device_request`, `allocation`,
 `resource_claim`, `resource_claim_template`, `device_class`,
 `resource_slice`, `pod_scheduling_context`, `pod_claims`, `resources`,
 `containers`, `tolerations`, `pod`, `pod_update`, `node`, `namespace`,
@@ -40,6 +43,7 @@ from services.api.admission.validation.access import Obj, mapping
 from services.api.admission.validation.device_class import validate_device_class, validate_device_class_update
 from services.api.admission.validation.device_taint_rule import (
     validate_device_taint_rule,
+    validate_device_taint_rule_status_update,
     validate_device_taint_rule_update,
 )
 from services.api.admission.validation.event import validate_event
@@ -118,6 +122,7 @@ _STATUS_UPDATE: dict[tuple[str, str], Update] = {
     (CORE, "Namespace"): validate_namespace_status_update,
     (RESOURCE_GROUP, "ResourceClaim"): validate_resource_claim_status_update,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context_status_update,
+    (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule_status_update,
 }
 
 # Kinds whose own rules already validate all metadata with a name format at
