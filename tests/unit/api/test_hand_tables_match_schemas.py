@@ -32,13 +32,15 @@ from services.api.types import ALL_MODELS, definition_of
 from services.api.types.schemas import SCALAR_DEFINITIONS, Schemas, schemas
 from services.apiserver import openapi
 
-RELEASE = "1.31"  # patch_meta's kinds are 1.31's
+RELEASES = ("1.31", "1.37")  # patch_meta's kinds are 1.31's, and 1.37's resource.k8s.io v1, v1beta2, v1beta1
 _DEFAULTS_TO = re.compile(r'Defaults to "([^"]+)"')
 
 
 def _kind_definitions(defs: Schemas) -> list[str]:
     out = []
     for api_version, kind in patch_meta.kinds():
+        if patch_meta.release_of(api_version) != defs.release:
+            continue
         group, _, version = api_version.rpartition("/")
         out.append(defs.kind(group, version, kind).name)
     return out
@@ -63,7 +65,9 @@ def described_key_defaults(defs: Schemas) -> dict[str, dict[str, str]]:
 
 
 def test_map_list_key_defaults_are_the_ones_kubernetes_describes() -> None:
-    described = described_key_defaults(schemas(RELEASE))
+    described: dict[str, dict[str, str]] = {}
+    for release in RELEASES:
+        described.update(described_key_defaults(schemas(release)))
     assert {name: dict(keys) for name, keys in patch_meta.KEY_DEFAULTS.items()} == described
     assert described == {"io.k8s.api.core.v1.ContainerPort": {"protocol": "TCP"}}  # the one case today
 
@@ -97,7 +101,7 @@ def _resolves(defs: Schemas, definition: str, path: str) -> bool:
 
 @pytest.mark.parametrize(("api_version", "kind"), patch_meta.kinds(), ids=[k for _, k in patch_meta.kinds()])
 def test_zero_objects_and_reset_fields_name_fields_of_the_kind(api_version: str, kind: str) -> None:
-    defs = schemas(RELEASE)
+    defs = schemas(patch_meta.release_of(api_version))
     schema = patch_meta.schema_for(api_version, kind)
     assert schema is not None
     paths = _paths(schema.zero_object())
@@ -126,7 +130,7 @@ def test_model_rows_are_the_generated_kinds_with_the_schemas_gvks(spec: gen_mode
 
 
 def test_openapi_shared_shapes_are_schema_definitions() -> None:
-    defs = schemas(RELEASE)
+    defs = schemas(RELEASES[0])
     assert all(name in defs for name in openapi._SHARED_SHAPES)
     scalars = {n for n, kind in SCALAR_DEFINITIONS.items() if kind in ("quantity", "intorstring", "time", "microtime")}
     assert scalars <= set(openapi._SHARED_SHAPES)

@@ -296,11 +296,16 @@ _ROW_BY_KEY: dict[tuple[str, str], _KindRow] = {(row.api_version, row.kind): row
 @cache
 def _schema(api_version: str, kind: str) -> KindSchema:
     row = _ROW_BY_KEY[(api_version, kind)]
-    defs = schemas(_RELEASE_1_37 if api_version in _VERSIONS_1_37 else _RELEASE)
+    defs = schemas(release_of(api_version))
     group, _, version = api_version.rpartition("/")
     definition = defs.kind(group, version, kind).name
     root = SchemaNode(defs=defs, type_=TypeRef("ref", ref=definition))
     return KindSchema(row.api_version, row.kind, definition, root, row.zero, row.reset)
+
+
+def release_of(api_version: str) -> str:
+    """The Kubernetes release whose schemas give a version's markers (1.37's for v1, v1beta2, v1beta1)."""
+    return _RELEASE_1_37 if api_version in _VERSIONS_1_37 else _RELEASE
 
 
 def schema_for(api_version: str, kind: str) -> KindSchema | None:
