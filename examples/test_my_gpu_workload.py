@@ -56,3 +56,10 @@ def test_each_pod_runs_with_a_gpu_of_its_own(draplane_cluster: DraplaneCluster, 
         for result in claim["status"]["allocation"]["devices"]["results"]
     }
     assert len(devices) == 2
+
+    # The same claims through the client's typed resource.k8s.io/v1 API, as the demo wrote them.
+    resource = client.ResourceV1Api(draplane_cluster.api_client())
+    for claim in resource.list_namespaced_resource_claim(draplane_namespace).items:
+        (request,) = claim.spec.devices.requests
+        assert request.exactly is not None and request.exactly.device_class_name == "gpu.example.com"
+        assert claim.status is not None and claim.status.allocation is not None

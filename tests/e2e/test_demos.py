@@ -11,6 +11,8 @@ Two configurations, as Kubernetes' CI splits its DRA jobs:
 
 Each runs on the embedded log and on Kafka. All demos are applied when the
 stack starts, so they schedule side by side; each test checks one outcome.
+gpu-test1 … gpu-test5 are written in resource.k8s.io/v1, gpu-test1's copy in
+v1beta1 and the classic demo in 1.31's v1alpha3 (examples/README.md).
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 DEMOS = ["gpu-test1", "gpu-test2", "gpu-test3", "gpu-test4", "gpu-test5"]
 CLASSIC = "gpu-test-classic"
+V1BETA1_COPY, V1BETA1_NS = "v1beta1/gpu-test1", "gpu-test1-v1beta1"
 DISABLED_MESSAGE = "resourceclaim depends on disabled DRAControlPlaneController feature"
 
 
@@ -118,7 +121,7 @@ async def demo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         kubeconfig = write_kubeconfig(root / "kubeconfig", stack.url)
         kubectl = Kubectl(kubeconfig)
         await kubectl("wait", "node", "--all", "--for=condition=Ready", "--timeout=60s", timeout=90)
-        for name in [*DEMOS, CLASSIC]:
+        for name in [*DEMOS, V1BETA1_COPY, CLASSIC]:
             await kubectl("apply", "-f", str(EXAMPLES / f"{name}.yaml"))
         yield Demo(config, kubectl)
     finally:
@@ -134,9 +137,26 @@ async def test_gpu_test1_two_pods_get_distinct_gpus(demo: Demo) -> None:
     assert len(devices) == 2 and len(set(devices)) == 2
 
 
+async def test_gpu_test1_v1beta1_copy_runs_and_reads_back_in_both_versions(demo: Demo) -> None:
+    pods = await demo.wait_running(V1BETA1_NS)
+    claims = await demo.claims(V1BETA1_NS)
+    assert len(pods) == 2 and len(claims) == 2
+    devices = [d for c in claims for d in devices_of(c)]
+    assert len(devices) == 2 and len(set(devices)) == 2
+    # Written in v1beta1 (flat request fields), read in v1 (under `exactly`) and in v1beta1 as written.
+    (v1,) = (await demo.json("resourceclaimtemplates", "-n", V1BETA1_NS))["items"]
+    (beta,) = (await demo.json("resourceclaimtemplates.v1beta1.resource.k8s.io", "-n", V1BETA1_NS))["items"]
+    assert v1["apiVersion"] == "resource.k8s.io/v1"
+    assert v1["spec"]["spec"]["devices"]["requests"][0]["exactly"]["deviceClassName"] == "gpu.example.com"
+    assert beta["apiVersion"] == "resource.k8s.io/v1beta1"
+    assert beta["spec"]["spec"]["devices"]["requests"][0]["deviceClassName"] == "gpu.example.com"
+
+
 async def test_gpu_test2_count_two(demo: Demo) -> None:
     (pod,) = await demo.wait_running("gpu-test2")
     (claim,) = await demo.claims("gpu-test2")
+    assert claim["apiVersion"] == "resource.k8s.io/v1"
+    assert claim["spec"]["devices"]["requests"][0]["exactly"]["count"] == 2
     assert len(set(devices_of(claim))) == 2
     assert len(cdi_ids(pod, pod["spec"]["containers"][0]["name"])) == 2
 

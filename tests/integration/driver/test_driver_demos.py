@@ -1,13 +1,18 @@
-"""dra-example-driver's gpu-test1 … gpu-test5 (examples/) and their outcomes, on the embedded log.
+"""dra-example-driver's gpu-test1 … gpu-test5 (examples/) and their outcomes, on the embedded log and on Kafka.
 
+The manifests are written in resource.k8s.io/v1 (and one copy in v1beta1);
+each document goes to the committer in the version it is written in, as
+kubectl sends it, and is stored in the one storage form the components read.
 The claim controller (controller-manager) generates claims from templates,
 a stand-in scheduler (`demo_scheduler`) allocates and binds, and the driver
 and node agent of node-a prepare the claims and run the pods. The end-to-end
-suite runs the same manifests through kubectl against the real scheduler.
+suite (tests/e2e/test_demos.py) runs the same manifests through kubectl
+against the real scheduler, on both backends.
 """
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
@@ -21,7 +26,9 @@ from services.api.types import registry
 from services.controllers.manager import ControllerManager
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
+from tests.conftest import BusUrl
 from tests.support.eventually import eventually
+from topics.envelope import Request
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
@@ -31,12 +38,36 @@ def manifests(path: Path) -> list[dict[str, Any]]:
 
 
 async def apply(admin: Client, path: Path) -> list[dict[str, Any]]:
+    """Create every document in the version its ``apiVersion`` names (the admin client writes the storage form)."""
     created = []
     for doc in manifests(path):
         rt = registry.by_api_version_kind(doc["apiVersion"], doc["kind"])
         assert rt is not None, doc["kind"]
-        created.append(await admin.create(rt.group, rt.plural, doc))
+        meta = doc["metadata"]
+        request = Request(
+            id=uuid.uuid4().hex,
+            op="create",
+            group=rt.group,
+            version=doc["apiVersion"].rpartition("/")[2],
+            resource=rt.plural,
+            namespace=meta.get("namespace", "") if rt.namespaced else "",
+            name=meta["name"],
+            user=admin.user,
+            reply_to=admin.requester_id,
+            object=doc,
+        )
+        reply = await admin.submit(request)
+        assert reply.code == 201 and reply.object is not None, reply.status
+        await admin.wait_visible(reply.object)
+        created.append(reply.object)
     return created
+
+
+@pytest.fixture
+async def log(bus_url: BusUrl) -> AsyncIterator[LogHarness]:
+    """This module's log on each backend (the driver tests' own ``log`` is the embedded one)."""
+    async with LogHarness.running(bus_url()) as harness:
+        yield harness
 
 
 @pytest.fixture
@@ -84,6 +115,22 @@ async def test_gpu_test1_two_pods_get_distinct_gpus(cluster: Client) -> None:
     await apply(cluster, EXAMPLES / "gpu-test1.yaml")
     pods = await eventually(lambda: running_pods(cluster, "gpu-test1", 2), what="both pods running")
     claims = claims_in(cluster, "gpu-test1")
+    assert len(claims) == 2, "one claim generated per pod"
+    first, second = (devices_of(c) for c in claims)
+    assert len(first) == len(second) == 1 and first != second
+    assert cdi_ids(pods[0], "ctr0") != cdi_ids(pods[1], "ctr0")
+
+
+async def test_gpu_test1_in_v1beta1_two_pods_get_distinct_gpus(cluster: Client) -> None:
+    """The v1beta1 copy (flat request fields) is allocated as the v1 manifest is."""
+    ns = "gpu-test1-v1beta1"
+    (_namespace, template, *_pods) = await apply(cluster, EXAMPLES / "v1beta1" / "gpu-test1.yaml")
+    assert template["apiVersion"] == "resource.k8s.io/v1beta1"
+    assert template["spec"]["spec"]["devices"]["requests"] == [
+        {"name": "gpu", "deviceClassName": "gpu.example.com", "allocationMode": "ExactCount", "count": 1}
+    ]
+    pods = await eventually(lambda: running_pods(cluster, ns, 2), what="both pods running")
+    claims = claims_in(cluster, ns)
     assert len(claims) == 2, "one claim generated per pod"
     first, second = (devices_of(c) for c in claims)
     assert len(first) == len(second) == 1 and first != second

@@ -60,10 +60,10 @@ def test_a_namespace_of_its_own(draplane_cluster: DraplaneCluster, draplane_name
     assert draplane_cluster.get("namespaces", draplane_namespace) is not None
     draplane_cluster.apply(
         {
-            "apiVersion": "resource.k8s.io/v1alpha3",
+            "apiVersion": "resource.k8s.io/v1",
             "kind": "ResourceClaim",
             "metadata": {"name": "gpu"},
-            "spec": {"devices": {"requests": [{"name": "gpu", "deviceClassName": "gpu.example.com"}]}},
+            "spec": {"devices": {"requests": [{"name": "gpu", "exactly": {"deviceClassName": "gpu.example.com"}}]}},
         },
         namespace=draplane_namespace,
     )
