@@ -17,7 +17,8 @@ package it mirrors:
   (k8s.io/dynamic-resource-allocation/resourceclaim, and the checks of the
   scheduler's dynamicresources plugin);
 - `resource_limits`: the size limits the resource.k8s.io types declare (k8s.io/api/resource);
-- `cel`: the DRA CEL environment (k8s.io/dynamic-resource-allocation/cel);
+- `cel`: the DRA CEL environment and its cost estimate (k8s.io/dynamic-resource-allocation/cel, cel-go's checker cost);
 - `structured`: the structured allocator (k8s.io/dynamic-resource-allocation/structured);
-- `feature_gates`: the DRA feature gates.
+- `feature_gates`, `feature_gates_table`: the DRA feature gates, per release
+  (k8s.io/component-base/featuregate, pkg/features/kube_features.go).
 """

@@ -14,7 +14,11 @@ The syntax, the error texts and the dependency check are Kubernetes' own
 - ``DRAControlPlaneController feature requires DynamicResourceAllocation
   feature to be enabled``.
 
-The gates draplane knows:
+Which gates exist, and their stage and default, depend on the Kubernetes
+release a gate set is evaluated at (`services.kube.feature_gates_table`,
+Kubernetes' versioned feature specs and ``--emulated-version``):
+
+``FeatureGates()`` is release 1.31, the behaviour the seeds describe:
 
 ============================  =======  ========  =============================================
 gate                          stage    default   what it guards
@@ -30,11 +34,27 @@ DRAControlPlaneController     alpha    false     "classic DRA": claim ``spec.con
 DRAAdminAccess                alpha    false     ``adminAccess`` in device requests.
 ============================  =======  ========  =============================================
 
+and the gates 1.32 to 1.37 added are pre-alpha there: known, off, and setting
+them is refused (``cannot set feature gate DRAPrioritizedList to true, feature
+is PreAlpha at emulated version 1.31, min compatibility version 1.30``).
+
+``FeatureGates(release="1.37")`` has Kubernetes 1.37.2's specs:
+DynamicResourceAllocation, DRAAdminAccess, DRAPrioritizedList,
+DRAResourceClaimDeviceStatus and DRAExtendedResource are GA and locked on
+(``cannot set feature gate DRAAdminAccess to false, feature is locked to
+true``); DRADeviceTaints and DRADeviceTaintRules GA, on, not locked;
+DRAPartitionableDevices, DRAConsumableCapacity, DRADeviceBindingConditions and
+DRASchedulerFilterTimeout beta and on; DRAControlPlaneController stays alpha
+and off (draplane still serves classic DRA through v1alpha3). 1.37 checks
+gate dependencies in component-base's words (``DRADeviceTaintRules is
+enabled, but depends on features that are disabled: [DRADeviceTaints]``).
+
 DRAAdminAccess does not exist in 1.31 — there ``adminAccess`` is always
 accepted. It arrived in 1.32 (alpha, default off), and draplane follows the
-1.32 semantics: with the gate off, ``adminAccess`` is dropped from new claims
-and templates unless the stored object already used it. So a 1.31 manifest
-that sets ``adminAccess`` needs ``--feature-gates=DRAAdminAccess=true`` here.
+1.32 semantics at release 1.31: with the gate off, ``adminAccess`` is dropped
+from new claims and templates unless the stored object already used it. So a
+1.31 manifest that sets ``adminAccess`` needs
+``--feature-gates=DRAAdminAccess=true`` here.
 
 Turning DynamicResourceAllocation off does not unregister resource.k8s.io (in
 Kubernetes that is ``--runtime-config``), and PodSchedulingContext stays
@@ -47,44 +67,62 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Literal
+
+from services.kube.feature_gates_table import (
+    ALL_ALPHA,
+    ALL_BETA,
+    DEFAULT_RELEASE,
+    DEPENDENCIES,
+    DEPENDENCIES_SINCE,
+    DRA_ADMIN_ACCESS,
+    DRA_CONSUMABLE_CAPACITY,
+    DRA_CONTROL_PLANE_CONTROLLER,
+    DRA_DEVICE_BINDING_CONDITIONS,
+    DRA_DEVICE_TAINT_RULES,
+    DRA_DEVICE_TAINTS,
+    DRA_EXTENDED_RESOURCE,
+    DRA_PARTITIONABLE_DEVICES,
+    DRA_PRIORITIZED_LIST,
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
+    DRA_SCHEDULER_FILTER_TIMEOUT,
+    DYNAMIC_RESOURCE_ALLOCATION,
+    RELEASE_1_31,
+    RELEASE_1_37,
+    RELEASES,
+    FeatureSpec,
+    PreRelease,
+    features_at,
+    release_key,
+)
 
 __all__ = [
     "ALL_ALPHA",
     "ALL_BETA",
+    "DEFAULT_RELEASE",
     "DRA_ADMIN_ACCESS",
+    "DRA_CONSUMABLE_CAPACITY",
     "DRA_CONTROL_PLANE_CONTROLLER",
+    "DRA_DEVICE_BINDING_CONDITIONS",
+    "DRA_DEVICE_TAINTS",
+    "DRA_DEVICE_TAINT_RULES",
+    "DRA_EXTENDED_RESOURCE",
+    "DRA_PARTITIONABLE_DEVICES",
+    "DRA_PRIORITIZED_LIST",
+    "DRA_RESOURCE_CLAIM_DEVICE_STATUS",
+    "DRA_SCHEDULER_FILTER_TIMEOUT",
     "DYNAMIC_RESOURCE_ALLOCATION",
     "KNOWN_FEATURES",
+    "RELEASES",
+    "RELEASE_1_31",
+    "RELEASE_1_37",
     "FeatureGateError",
     "FeatureGates",
     "FeatureSpec",
     "parse_go_bool",
 ]
 
-DYNAMIC_RESOURCE_ALLOCATION = "DynamicResourceAllocation"
-DRA_CONTROL_PLANE_CONTROLLER = "DRAControlPlaneController"
-DRA_ADMIN_ACCESS = "DRAAdminAccess"
-ALL_ALPHA = "AllAlpha"
-ALL_BETA = "AllBeta"
-
-PreRelease = Literal["ALPHA", "BETA", "GA", "DEPRECATED"]
-
-
-@dataclass(frozen=True, slots=True)
-class FeatureSpec:
-    default: bool
-    pre_release: PreRelease
-    lock_to_default: bool = False
-
-
-KNOWN_FEATURES: Mapping[str, FeatureSpec] = MappingProxyType(
-    {
-        DYNAMIC_RESOURCE_ALLOCATION: FeatureSpec(default=True, pre_release="ALPHA"),
-        DRA_CONTROL_PLANE_CONTROLLER: FeatureSpec(default=False, pre_release="ALPHA"),
-        DRA_ADMIN_ACCESS: FeatureSpec(default=False, pre_release="ALPHA"),
-    }
-)
+KNOWN_FEATURES: Mapping[str, FeatureSpec] = features_at(DEFAULT_RELEASE)
+"""Every known gate's spec at the default release (1.31); `features_at` gives another release's."""
 _SPECIAL: Mapping[str, PreRelease] = MappingProxyType({ALL_ALPHA: "ALPHA", ALL_BETA: "BETA"})
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})
@@ -110,21 +148,22 @@ def parse_go_bool(text: str) -> bool:
 
 @dataclass(frozen=True)
 class FeatureGates:
-    """An immutable set of gate values: defaults overridden by what was set explicitly."""
+    """An immutable set of gate values at one release: its defaults overridden by what was set explicitly."""
 
     overrides: Mapping[str, bool] = field(default_factory=dict)
+    release: str = DEFAULT_RELEASE
     _enabled: Mapping[str, bool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        resolved = _resolve(self.overrides)
+        resolved = _resolve(self.overrides, features_at(self.release))
         object.__setattr__(self, "overrides", MappingProxyType(dict(self.overrides)))
         object.__setattr__(self, "_enabled", MappingProxyType(resolved))
 
     # -- construction
 
     @classmethod
-    def parse(cls, value: str, *, validate: bool = True) -> FeatureGates:
-        """Parse ``--feature-gates``; with ``validate`` also apply kube-apiserver's dependency checks."""
+    def parse(cls, value: str, *, validate: bool = True, release: str = DEFAULT_RELEASE) -> FeatureGates:
+        """Parse ``--feature-gates``; with ``validate`` also apply the release's dependency checks."""
         settings: dict[str, bool] = {}
         for item in value.split(","):
             if not item:
@@ -138,27 +177,41 @@ class FeatureGates:
                 settings[key] = parse_go_bool(raw)
             except ValueError as exc:
                 raise FeatureGateError(f"invalid value of {key}={raw}, err: {exc}") from None
-        return cls.from_map(settings, validate=validate)
+        return cls.from_map(settings, validate=validate, release=release)
 
     @classmethod
-    def from_map(cls, settings: Mapping[str, bool], *, validate: bool = True) -> FeatureGates:
-        for key in settings:
-            if key not in KNOWN_FEATURES and key not in _SPECIAL:
+    def from_map(
+        cls, settings: Mapping[str, bool], *, validate: bool = True, release: str = DEFAULT_RELEASE
+    ) -> FeatureGates:
+        """Explicit settings at ``release``; refused as component-base refuses them (unknown, locked, pre-alpha)."""
+        known = features_at(release)
+        errors: list[str] = []
+        for key, value in settings.items():
+            if key not in known and key not in _SPECIAL:
+                # component-base returns at the first unknown gate.
                 raise FeatureGateError(f"unrecognized feature gate: {key}")
-            spec = KNOWN_FEATURES.get(key)
-            if spec is not None and spec.lock_to_default and settings[key] != spec.default:
-                raise FeatureGateError(
-                    f"cannot set feature gate {key} to {_go_bool(settings[key])}, "
-                    f"feature is locked to {_go_bool(spec.default)}"
+            spec = known.get(key)
+            if spec is None:
+                continue
+            if spec.lock_to_default and value != spec.default:
+                errors.append(
+                    f"cannot set feature gate {key} to {_go_bool(value)}, feature is locked to {_go_bool(spec.default)}"
                 )
-        gates = cls(dict(settings))
+            elif spec.pre_release == "PRE-ALPHA":
+                major, minor = release_key(release)
+                errors.append(
+                    f"cannot set feature gate {key} to {_go_bool(value)}, feature is PreAlpha at emulated version "
+                    f"{release}, min compatibility version {major}.{minor - 1}"
+                )
+        _raise(errors)
+        gates = cls(dict(settings), release)
         if validate:
             gates.validate()
         return gates
 
     def with_overrides(self, settings: Mapping[str, bool]) -> FeatureGates:
-        """These gates with more explicit settings on top (later wins)."""
-        return FeatureGates.from_map({**self.overrides, **settings})
+        """These gates with more explicit settings on top (later wins), at the same release."""
+        return FeatureGates.from_map({**self.overrides, **settings}, release=self.release)
 
     # -- queries
 
@@ -181,45 +234,69 @@ class FeatureGates:
         return self.enabled(DRA_ADMIN_ACCESS)
 
     def as_dict(self) -> dict[str, bool]:
-        """Every known gate with its effective value."""
+        """Every known gate with its effective value at this release."""
         return dict(self._enabled)
 
     def validate(self) -> None:
-        """kube-apiserver's cross-gate checks."""
+        """The cross-gate checks: kube-apiserver 1.31's classic-DRA one, and from 1.37 the gate dependencies."""
         if self.dra_control_plane_controller and not self.dynamic_resource_allocation:
             raise FeatureGateError(
                 f"{DRA_CONTROL_PLANE_CONTROLLER} feature requires {DYNAMIC_RESOURCE_ALLOCATION} feature to be enabled"
             )
+        if release_key(self.release) < release_key(DEPENDENCIES_SINCE):
+            return
+        errors = []
+        for feature, deps in sorted(DEPENDENCIES.items()):
+            if not self.enabled(feature):
+                continue
+            disabled = [dep for dep in deps if not self.enabled(dep)]
+            if disabled:
+                errors.append(
+                    f"{feature} is enabled, but depends on features that are disabled: [{' '.join(disabled)}]"
+                )
+        _raise(errors)
 
     def __str__(self) -> str:
         """The explicit settings in ``--feature-gates`` syntax, sorted, as kube prints them."""
         return ",".join(f"{k}={_go_bool(v)}" for k, v in sorted(self.overrides.items()))
 
     @staticmethod
-    def known_features() -> list[str]:
-        """kube's help text lines: ``DRAAdminAccess=true|false (ALPHA - default=false)``."""
+    def known_features(release: str = DEFAULT_RELEASE) -> list[str]:
+        """kube's help text lines: ``DRAAdminAccess=true|false (ALPHA - default=false)``.
+
+        GA and pre-alpha gates are not listed, as in component-base.
+        """
         lines = [f"{name}=true|false ({stage} - default=false)" for name, stage in _SPECIAL.items()]
-        for name, spec in KNOWN_FEATURES.items():
-            lines.append(f"{name}=true|false ({spec.pre_release} - default={_go_bool(spec.default)})")
+        for name, spec in features_at(release).items():
+            if spec.pre_release in ("ALPHA", "BETA"):
+                lines.append(f"{name}=true|false ({spec.pre_release} - default={_go_bool(spec.default)})")
         return sorted(lines)
 
 
-def _resolve(settings: Mapping[str, bool]) -> dict[str, bool]:
-    enabled = {name: spec.default for name, spec in KNOWN_FEATURES.items()}
+def _raise(errors: list[str]) -> None:
+    """component-base reports its errors as one aggregate: the message alone, or ``[a, b]``."""
+    if len(errors) == 1:
+        raise FeatureGateError(errors[0])
+    if errors:
+        raise FeatureGateError(f"[{', '.join(errors)}]")
+
+
+def _resolve(settings: Mapping[str, bool], known: Mapping[str, FeatureSpec]) -> dict[str, bool]:
+    enabled = {name: spec.default for name, spec in known.items()}
     # AllAlpha/AllBeta apply to the gates not set explicitly; explicit settings always win.
     for special, stage in _SPECIAL.items():
         if special in settings:
-            for name in _gates_at(stage):
+            for name in _gates_at(known, stage):
                 if name not in settings:
                     enabled[name] = settings[special]
     for name, value in settings.items():
-        if name in KNOWN_FEATURES:
+        if name in known:
             enabled[name] = value
     return enabled
 
 
-def _gates_at(stage: PreRelease) -> Iterable[str]:
-    return (name for name, spec in KNOWN_FEATURES.items() if spec.pre_release == stage)
+def _gates_at(known: Mapping[str, FeatureSpec], stage: PreRelease) -> Iterable[str]:
+    return (name for name, spec in known.items() if spec.pre_release == stage)
 
 
 def _go_bool(value: bool) -> str:

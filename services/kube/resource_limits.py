@@ -84,7 +84,10 @@ CEL_SELECTOR_EXPRESSION_MAX_LENGTH = 10 * 1024
 """``CELSelectorExpressionMaxLength``: bytes of one selector expression."""
 
 CEL_SELECTOR_EXPRESSION_MAX_COST = 1_000_000
-"""``CELSelectorExpressionMaxCost``: the estimated cost limit of one selector expression."""
+"""``CELSelectorExpressionMaxCost``: the estimated cost limit of one selector expression (`services.kube.cel.cost`)."""
+
+OPAQUE_PARAMETERS_MAX_LENGTH = 10 * 1024
+"""``OpaqueParametersMaxLength``: bytes of an opaque configuration's raw ``parameters``."""
 
 
 @dataclass(frozen=True, slots=True)

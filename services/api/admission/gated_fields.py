@@ -38,6 +38,44 @@ DRAAdminAccess off (1.32 semantics)
     ResourceClaimTemplate ``spec.spec.devices.requests[]``: dropped unless the
     old object set ``adminAccess`` (to any value) in some request.
 
+Kubernetes 1.37's gates (pkg/registry/resource/*/strategy.go and
+pkg/api/resourceclaimspec of 1.37.2, ``dropDisabledFields``), on the hub form
+(docs/decisions/api-versions.md: a request's ``exactly`` fields flat in the
+request, a device's fields under ``basic``). Each gate's fields are dropped
+when the gate is off and the old object does not use the feature ("in use":
+a non-empty list, or a present pointer); at release 1.31 these gates are
+pre-alpha, hence off:
+
+DRAPrioritizedList
+  - requests' ``firstAvailable`` (claim and template spec).
+DRADeviceTaints
+  - requests' and subrequests' ``tolerations``; slice devices' ``taints``.
+DRAAdminAccess (1.37 adds the status)
+  - allocation results' ``adminAccess``, unless the old claim's spec or
+    results used ``adminAccess``.
+DRAConsumableCapacity
+  - constraints' ``distinctAttribute``, requests' and subrequests'
+    ``capacity``; in the claim status results' ``shareID`` and
+    ``consumedCapacity`` and ``status.devices[].shareID`` (in use: any of
+    those in the old claim, spec included); slice devices'
+    ``allowMultipleAllocations`` and capacities' ``requestPolicy``.
+DRAResourceClaimDeviceStatus
+  - claim ``status.devices``.
+DRADeviceBindingConditions
+  - allocation results' ``bindingConditions``/``bindingFailureConditions``;
+    slice devices' ``bindingConditions``, ``bindingFailureConditions`` and
+    ``bindsToNode`` (kept only with DRAResourceClaimDeviceStatus on too).
+DRAPartitionableDevices
+  - slice ``sharedCounters`` and ``perDeviceNodeSelection``, devices'
+    ``consumesCounters``, ``nodeName``, ``nodeSelector`` and ``allNodes``.
+DRAExtendedResource
+  - DeviceClass ``spec.extendedResourceName``.
+
+DRADeviceTaintRules gates the DeviceTaintRule kind itself (its registry
+row), DRASchedulerFilterTimeout the scheduler's filter timeout: neither has
+fields to drop. Alpha gates draplane does not model (DRADerivedAttributes,
+DRAOptionalNodeOperations, DRAListTypeAttributes, ...) are not handled here.
+
 The caller is responsible for the rest of the strategy (a status update keeps
 the old spec, a spec update the old status); this module only drops fields.
 Objects are wire dicts, changed in place. A "set" string field is a non-empty
@@ -49,9 +87,23 @@ from __future__ import annotations
 from typing import Any
 
 from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
-from services.kube.feature_gates import FeatureGates
+from services.kube.feature_gates import (
+    DRA_CONSUMABLE_CAPACITY,
+    DRA_DEVICE_BINDING_CONDITIONS,
+    DRA_DEVICE_TAINTS,
+    DRA_EXTENDED_RESOURCE,
+    DRA_PARTITIONABLE_DEVICES,
+    DRA_PRIORITIZED_LIST,
+    DRA_RESOURCE_CLAIM_DEVICE_STATUS,
+    FeatureGates,
+)
 
-__all__ = ["drop_disabled_fields"]
+__all__ = [
+    "drop_disabled_claim_spec_fields",
+    "drop_disabled_claim_status_fields",
+    "drop_disabled_fields",
+    "drop_disabled_slice_fields",
+]
 
 Obj = dict[str, Any]
 
@@ -61,11 +113,15 @@ def drop_disabled_fields(rt: ResourceType, new: Obj, old: Obj | None, gates: Fea
     if rt.group == RESOURCE_GROUP:
         if rt.kind == "ResourceClaim":
             _claim_control_plane_fields(new, old, gates)
-            _admin_access(_get(new, "spec"), _get(old, "spec"), gates)
+            drop_disabled_claim_spec_fields(_get(new, "spec"), _get(old, "spec"), gates)
+            drop_disabled_claim_status_fields(new, old, gates)
         elif rt.kind == "ResourceClaimTemplate":
-            _admin_access(_get(_get(new, "spec"), "spec"), _get(_get(old, "spec"), "spec"), gates)
+            drop_disabled_claim_spec_fields(_get(_get(new, "spec"), "spec"), _get(_get(old, "spec"), "spec"), gates)
         elif rt.kind == "DeviceClass":
             _class_control_plane_fields(new, old, gates)
+            _class_extended_resource(new, old, gates)
+        elif rt.kind == "ResourceSlice":
+            drop_disabled_slice_fields(_get(new, "spec"), _get(old, "spec"), gates)
     elif rt.group == CORE and rt.kind == "Pod":
         _pod_dra_fields(new, old, gates)
 
@@ -117,6 +173,175 @@ def _requests(claim_spec: Any) -> list[Any]:
     return requests if isinstance(requests, list) else []
 
 
+def drop_disabled_claim_spec_fields(claim_spec: Any, old_claim_spec: Any, gates: FeatureGates) -> None:
+    """1.37's ``resourceclaimspec.DropDisabledFields`` on a hub ResourceClaimSpec (of a claim or a template).
+
+    Each gate is looked at only when ``claim_spec`` holds one of its fields, so
+    a claim without them costs one pass over its requests.
+    """
+    requests = _requests(claim_spec)
+    present = _keys(requests)
+    if "firstAvailable" in present:
+        present |= _keys([sub for r in requests for sub in _list(_get(r, "firstAvailable"))])
+    constraints = _list(_get(_get(claim_spec, "devices"), "constraints"))
+    if constraints:
+        present |= _keys(constraints)
+    if "firstAvailable" in present and not gates.enabled(DRA_PRIORITIZED_LIST):
+        if not any(_get(r, "firstAvailable") for r in _requests(old_claim_spec)):
+            for request in requests:
+                _pop(request, "firstAvailable")
+    if "tolerations" in present and not gates.enabled(DRA_DEVICE_TAINTS):
+        if not any(_get(r, "tolerations") for r in _requests_and_subrequests(old_claim_spec)):
+            for request in _requests_and_subrequests(claim_spec):
+                _pop(request, "tolerations")
+    if "adminAccess" in present:
+        _admin_access(claim_spec, old_claim_spec, gates)
+    if ("capacity" in present or "distinctAttribute" in present) and not gates.enabled(DRA_CONSUMABLE_CAPACITY):
+        if not _claim_spec_uses_capacity(old_claim_spec):
+            for constraint in constraints:
+                _pop(constraint, "distinctAttribute")
+            for request in _requests_and_subrequests(claim_spec):
+                _pop(request, "capacity")
+
+
+_CAPACITY_RESULT_FIELDS = frozenset({"shareID", "consumedCapacity"})
+_BINDING_RESULT_FIELDS = frozenset({"bindingConditions", "bindingFailureConditions"})
+
+
+def drop_disabled_claim_status_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
+    """1.37's ``dropDisabledStatusFields`` of ResourceClaim (the gates draplane models)."""
+    status = _get(new, "status")
+    if not isinstance(status, dict):
+        return
+    old_status = _get(old, "status")
+    results = _results(status)
+    present = _keys(results)
+    devices = _list(status.get("devices"))
+    if "devices" in status and not gates.enabled(DRA_RESOURCE_CLAIM_DEVICE_STATUS):
+        if not _get(old_status, "devices"):
+            _pop(status, "devices")
+            devices = []
+    if "adminAccess" in present and not gates.dra_admin_access:
+        old_results = _results(old_status)
+        if not (_uses_admin_access(_get(old, "spec")) or any(_get(r, "adminAccess") is not None for r in old_results)):
+            for result in results:
+                _pop(result, "adminAccess")
+    shares = any(_get(d, "shareID") is not None for d in devices)
+    if (present & _CAPACITY_RESULT_FIELDS or shares) and not gates.enabled(DRA_CONSUMABLE_CAPACITY):
+        if not _claim_uses_capacity(old):
+            for result in results:
+                _pop(result, "shareID")
+                _pop(result, "consumedCapacity")
+            for device in devices:
+                _pop(device, "shareID")
+    if present & _BINDING_RESULT_FIELDS and not gates.enabled(DRA_DEVICE_BINDING_CONDITIONS):
+        old_results = _results(old_status)
+        if not any(
+            _get(r, "bindingConditions") is not None or _get(r, "bindingFailureConditions") is not None
+            for r in old_results
+        ):
+            for result in results:
+                _pop(result, "bindingConditions")
+                _pop(result, "bindingFailureConditions")
+
+
+_DEVICE_NODE_FIELDS = ("nodeName", "nodeSelector", "allNodes")
+_PARTITION_DEVICE_FIELDS = frozenset({"consumesCounters", *_DEVICE_NODE_FIELDS})
+_BINDING_DEVICE_FIELDS = frozenset({"bindingConditions", "bindingFailureConditions", "bindsToNode"})
+
+
+def drop_disabled_slice_fields(spec: Any, old_spec: Any, gates: FeatureGates) -> None:
+    """1.37's ResourceSlice ``dropDisabledFields`` on a hub slice spec (devices' fields under ``basic``)."""
+    if not isinstance(spec, dict):
+        return
+    devices = _basic_devices(spec)
+    present = _keys(devices)
+    if "taints" in present and not gates.enabled(DRA_DEVICE_TAINTS):
+        if not any(_get(d, "taints") for d in _basic_devices(old_spec)):
+            for device in devices:
+                _pop(device, "taints")
+    partitions = present & _PARTITION_DEVICE_FIELDS or "sharedCounters" in spec or "perDeviceNodeSelection" in spec
+    if partitions and not gates.enabled(DRA_PARTITIONABLE_DEVICES):
+        if not _slice_partitions(old_spec, _basic_devices(old_spec)):
+            _pop(spec, "sharedCounters")
+            _pop(spec, "perDeviceNodeSelection")
+            for device in devices:
+                for key in _PARTITION_DEVICE_FIELDS:
+                    _pop(device, key)
+    binding = gates.enabled(DRA_DEVICE_BINDING_CONDITIONS) and gates.enabled(DRA_RESOURCE_CLAIM_DEVICE_STATUS)
+    if present & _BINDING_DEVICE_FIELDS and not binding:
+        if not any(
+            _get(d, "bindingConditions") or _get(d, "bindingFailureConditions") or _get(d, "bindsToNode") is not None
+            for d in _basic_devices(old_spec)
+        ):
+            for device in devices:
+                for key in _BINDING_DEVICE_FIELDS:
+                    _pop(device, key)
+    if not gates.enabled(DRA_CONSUMABLE_CAPACITY) and any(_device_shares(d) for d in devices):
+        if not any(_device_shares(d) for d in _basic_devices(old_spec)):
+            for device in devices:
+                _pop(device, "allowMultipleAllocations")
+                for capacity in _values(_get(device, "capacity")):
+                    _pop(capacity, "requestPolicy")
+
+
+def _class_extended_resource(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
+    if gates.enabled(DRA_EXTENDED_RESOURCE) or _get(_get(old, "spec"), "extendedResourceName") is not None:
+        return
+    _pop(_get(new, "spec"), "extendedResourceName")
+
+
+def _uses_admin_access(claim_spec: Any) -> bool:
+    return any(_get(r, "adminAccess") is not None for r in _requests(claim_spec))
+
+
+def _claim_spec_uses_capacity(claim_spec: Any) -> bool:
+    constraints = _list(_get(_get(claim_spec, "devices"), "constraints"))
+    return any(_get(c, "distinctAttribute") is not None for c in constraints) or any(
+        _get(r, "capacity") is not None for r in _requests_and_subrequests(claim_spec)
+    )
+
+
+def _claim_uses_capacity(claim: Obj | None) -> bool:
+    if _claim_spec_uses_capacity(_get(claim, "spec")):
+        return True
+    status = _get(claim, "status")
+    if any(_get(r, "shareID") is not None or _get(r, "consumedCapacity") is not None for r in _results(status)):
+        return True
+    return any(_get(d, "shareID") is not None for d in _list(_get(status, "devices")))
+
+
+def _slice_partitions(spec: Any, devices: list[Any]) -> bool:
+    if _get(spec, "sharedCounters") or _get(spec, "perDeviceNodeSelection") is not None:
+        return True
+    return any(
+        _get(d, "consumesCounters") or any(_get(d, key) is not None for key in _DEVICE_NODE_FIELDS) for d in devices
+    )
+
+
+def _device_shares(device: Any) -> bool:
+    if _get(device, "allowMultipleAllocations") is not None:
+        return True
+    return any(_get(c, "requestPolicy") is not None for c in _values(_get(device, "capacity")))
+
+
+def _requests_and_subrequests(claim_spec: Any) -> list[Any]:
+    out: list[Any] = []
+    for request in _requests(claim_spec):
+        out.append(request)
+        out.extend(_list(_get(request, "firstAvailable")))
+    return out
+
+
+def _results(status: Any) -> list[Any]:
+    return _list(_get(_get(_get(status, "allocation"), "devices"), "results"))
+
+
+def _basic_devices(slice_spec: Any) -> list[Any]:
+    """The ``basic`` part of each hub device: where v1beta1 keeps every device field but the name."""
+    return [basic for d in _list(_get(slice_spec, "devices")) if isinstance(basic := _get(d, "basic"), dict)]
+
+
 # --------------------------------------------------------------------------
 # core/v1 Pod
 
@@ -138,6 +363,23 @@ def _pod_dra_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
 
 # --------------------------------------------------------------------------
 # dict helpers: tolerate missing or null parents
+
+
+def _keys(entries: list[Any]) -> set[str]:
+    """Every key of the dicts among ``entries``."""
+    out: set[str] = set()
+    for entry in entries:
+        if isinstance(entry, dict):
+            out.update(entry)
+    return out
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _values(value: Any) -> list[Any]:
+    return list(value.values()) if isinstance(value, dict) else []
 
 
 def _get(obj: Any, key: str) -> Any:

@@ -157,3 +157,32 @@ def parsed_root(serialized: bytes) -> tuple[Msg, Msg, Msg] | None:
     if not isinstance(root, list):
         return None
     return envelope, parsed, root
+
+
+_SCHEMA.update(
+    {
+        "CheckedAny": {2: "CheckedExpr"},
+        "CheckedExpr": {2: "RefEntry", 3: "TypeEntry", 4: "Expr"},
+        "RefEntry": {2: "Reference"},
+        "TypeEntry": {2: "Type"},
+    }
+)
+
+
+def checked_parts(serialized: bytes) -> tuple[Msg, dict[int, Msg], dict[int, Msg]] | None:
+    """(root Expr, reference by expr id, type by expr id) of a serialized ``cel.expr.CheckedExpr``."""
+    envelope = decode(serialized, "CheckedAny")
+    checked = field_value(envelope, 2)
+    if not isinstance(checked, list):
+        return None
+    root = field_value(checked, 4)
+    if not isinstance(root, list):
+        return None
+    references: dict[int, Msg] = {}
+    types: dict[int, Msg] = {}
+    for num, _, entry in checked:
+        if num in (2, 3) and isinstance(entry, list):
+            key, value = field_value(entry, 1), field_value(entry, 2)
+            if isinstance(key, int) and isinstance(value, list):
+                (references if num == 2 else types)[key] = value
+    return root, references, types

@@ -32,11 +32,12 @@ SLICE = registry_kind("resource.k8s.io", "ResourceSlice")
 PSC = registry_kind("resource.k8s.io", "PodSchedulingContext")
 POD = registry_kind("", "Pod")
 
-DEFAULT = FeatureGates()  # DRA on, classic DRA off, admin access off
-CLASSIC = FeatureGates.parse("DRAControlPlaneController=true")
-ADMIN = FeatureGates.parse("DRAAdminAccess=true")
-NO_DRA = FeatureGates.parse("DynamicResourceAllocation=false")
-EVERYTHING = FeatureGates.parse("DRAControlPlaneController=true,DRAAdminAccess=true")
+# These cases are 1.31's (the seeds'): pinned to that release, whatever the default becomes.
+DEFAULT = FeatureGates(release="1.31")  # DRA on, classic DRA off, admin access off
+CLASSIC = FeatureGates.parse("DRAControlPlaneController=true", release="1.31")
+ADMIN = FeatureGates.parse("DRAAdminAccess=true", release="1.31")
+NO_DRA = FeatureGates.parse("DynamicResourceAllocation=false", release="1.31")
+EVERYTHING = FeatureGates.parse("DRAControlPlaneController=true,DRAAdminAccess=true", release="1.31")
 
 
 def dropped(rt: registry.ResourceType, new: Obj, old: Obj | None, gates: FeatureGates) -> Obj:

@@ -26,14 +26,20 @@ from typing import Any
 import msgspec
 import pytest
 
+from services.api.admission.gated_fields import drop_disabled_fields
+from services.api.admission.validation import validate_create, validate_status_update
 from services.api.admission.validation.device_class import validate_device_class
+from services.api.admission.validation.device_taint_rule import validate_device_taint_rule_update
 from services.api.admission.validation.resource_claim import (
     validate_resource_claim,
     validate_resource_claim_status_update,
 )
 from services.api.admission.validation.resource_claim_template import validate_resource_claim_template
 from services.api.admission.validation.resource_slice import validate_resource_slice
+from services.api.types.registry import ResourceType, by_kind
 from services.api.types.resource_hub import HUB_MODELS
+from services.kube.feature_gates import FeatureGateError, FeatureGates
+from services.kube.feature_gates_table import features_at
 from services.kube.resource_limits import LIMITS_1_37
 from tests.unit.validation.objects import (
     BAD_NAME,
@@ -50,6 +56,20 @@ from tests.unit.validation.objects import (
 
 Obj = dict[str, Any]
 Change = Callable[[Obj], Any]
+
+
+def _resource(kind: str) -> ResourceType:
+    rt = by_kind("resource.k8s.io", kind)
+    # DeviceTaintRule's registry row comes with serving v1 (another change); until then a stand-in row.
+    if rt is not None:
+        return rt
+    return ResourceType(
+        "resource.k8s.io", "v1", kind, kind.lower() + "s", kind.lower(), False, subresources=("status",)
+    )
+
+
+RESOURCE_KINDS = {k: _resource(k) for k in ("ResourceClaim", "ResourceSlice", "DeviceClass", "DeviceTaintRule")}
+DEVICE_TAINT_RULE = RESOURCE_KINDS["DeviceTaintRule"]
 
 REQ = "spec.devices.requests[0]"
 EFFECTS = 'supported values: "NoExecute", "NoSchedule", "None"'
@@ -98,6 +118,11 @@ def n_of(field: str, entry: Obj, n: int) -> Change:
 
     return change
 
+
+NESTED_3 = "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, true)))"
+NESTED_4 = (
+    "device.attributes.all(a, device.attributes.all(b, device.attributes.all(c, device.attributes.all(d, true))))"
+)
 
 CLAIM_CASES: list[tuple[str, Change, list[str]]] = [
     ("valid hub claim", lambda o: None, []),
@@ -227,6 +252,29 @@ CLAIM_CASES: list[tuple[str, Change, list[str]]] = [
         "CEL expression over 10Ki, not compiled",
         set_request(selectors=[{"cel": {"expression": "(" * 10241}}]),
         [f"{REQ}.exactly.selectors[0].cel.expression: Too long: may not be more than 10240 bytes"],
+    ),
+    # Opaque parameters are measured as compact JSON: {"a":"..."} is 8 bytes plus the string.
+    (
+        "opaque parameters of 10Ki",
+        n_of("config", {"opaque": {"driver": "gpu.example.com", "parameters": {"a": "x" * (10240 - 8)}}}, 1),
+        [],
+    ),
+    (
+        "opaque parameters over 10Ki",
+        n_of("config", {"opaque": {"driver": "gpu.example.com", "parameters": {"a": "x" * (10241 - 8)}}}, 1),
+        ["spec.devices.config[0].opaque.parameters: Too long: may not be more than 10240 bytes"],
+    ),
+    (
+        "opaque parameters not an object",
+        n_of("config", {"opaque": {"driver": "gpu.example.com", "parameters": [1]}}, 1),
+        ['spec.devices.config[0].opaque.parameters: Invalid value: "<value omitted>": must be a valid JSON object'],
+    ),
+    # Estimated costs 104,643 and 3,348,675 (printed by 1.37.2's compiler, tests/unit/cel/test_cel_cost.py).
+    ("CEL cost under 1,000,000", set_request(selectors=[{"cel": {"expression": NESTED_3}}]), []),
+    (
+        "CEL cost over 1,000,000",
+        set_request(selectors=[{"cel": {"expression": NESTED_4}}]),
+        [f"{REQ}.exactly.selectors[0].cel.expression: Forbidden: too complex, exceeds cost limit"],
     ),
 ]
 
@@ -569,3 +617,313 @@ def test_class_lists_1_37(field: str, entry: Obj, expected: str) -> None:
     assert render(validate_device_class(obj)) == [
         expected.replace("Too many: 33: must have at most 32 items", "Too long: may not be longer than 32")
     ]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("example.com/gpu", []),
+        (  # the implicit name cannot be set: a kubernetes.io name is a native resource (IsExtendedResourceName)
+            "deviceclass.resource.kubernetes.io/gpu",
+            [
+                'spec.extendedResourceName: Invalid value: "deviceclass.resource.kubernetes.io/gpu": '
+                "must be a valid extended resource name"
+            ],
+        ),
+        ("gpu", ['spec.extendedResourceName: Invalid value: "gpu": must be a valid extended resource name']),
+        (
+            "requests.example.com/gpu",
+            [
+                'spec.extendedResourceName: Invalid value: "requests.example.com/gpu": must be a valid extended resource name'
+            ],
+        ),
+        (
+            "kubernetes.io/gpu",
+            ['spec.extendedResourceName: Invalid value: "kubernetes.io/gpu": must be a valid extended resource name'],
+        ),
+    ],
+)
+def test_class_extended_resource_name_1_37(name: str, expected: list[str]) -> None:
+    obj = mutated(device_class(), lambda o: o["spec"].update(extendedResourceName=name))
+    assert render(validate_device_class(obj, limits=LIMITS_1_37)) == expected
+
+
+# --------------------------------------------------------------------------
+# DeviceTaintRule (1.37 ValidateDeviceTaintRule, ...Update, ...StatusUpdate)
+
+RULE_TAINT = {"key": "example.com/unhealthy", "value": "yes", "effect": "NoExecute"}
+TIME = "2026-12-02T04:00:00Z"
+
+
+def taint_rule(**spec: Any) -> Obj:
+    return {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "gpu-0-unhealthy", "uid": UID, "resourceVersion": "7", "generation": 1},
+        "spec": {"deviceSelector": {"driver": "gpu.example.com", "pool": "worker-1", "device": "gpu-0"}, **spec}
+        | ({} if "taint" in spec else {"taint": dict(RULE_TAINT)}),
+    }
+
+
+def condition(**fields: Any) -> Obj:
+    return {
+        "type": "EvictionInProgress",
+        "status": "True",
+        "reason": "PodsPendingEviction",
+        "lastTransitionTime": TIME,
+        **fields,
+    }
+
+
+def with_conditions(*conditions: Obj) -> Obj:
+    return mutated(taint_rule(), lambda o: o.__setitem__("status", {"conditions": list(conditions)}))
+
+
+SUBDOMAIN = (
+    "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', "
+    "and must start and end with an alphanumeric character (e.g. 'example.com', regex used for "
+    "validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')"
+)
+REASON_MSG = (
+    "a condition reason must start with alphabetic character, optionally followed by a string of alphanumeric "
+    "characters or '_,:', and must end with an alphanumeric character or '_' (e.g. 'my_name',  or 'MY_NAME',  "
+    "or 'MyName',  or 'ReasonA,ReasonB',  or 'ReasonA:ReasonB', regex used for validation is "
+    "'[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?')"
+)
+
+RULE_CASES: list[tuple[str, Obj, list[str]]] = [
+    ("valid rule", taint_rule(), []),
+    ("no device selector", mutated(taint_rule(), lambda o: o["spec"].pop("deviceSelector")), []),
+    (
+        "bad driver",
+        mutated(taint_rule(), lambda o: o["spec"]["deviceSelector"].update(driver="gpu_example.com")),
+        [f'spec.deviceSelector.driver: Invalid value: "gpu_example.com": {SUBDOMAIN}'],
+    ),
+    (
+        "bad device",
+        mutated(taint_rule(), lambda o: o["spec"]["deviceSelector"].update(device=BAD_NAME)),
+        [f'spec.deviceSelector.device: Invalid value: "{BAD_NAME}": {LABEL_MSG}'],
+    ),
+    (
+        "taint without key",
+        taint_rule(taint={"effect": "NoSchedule"}),
+        [
+            'spec.taint.key: Invalid value: "": name part must be non-empty',
+            f'spec.taint.key: Invalid value: "": {NAME_PART_MSG}',
+        ],
+    ),
+    (
+        "taint without effect",
+        taint_rule(taint={"key": "example.com/k"}),
+        ["spec.taint.effect: Required value"],
+    ),
+    (
+        "pod taint effect",
+        taint_rule(taint={"key": "example.com/k", "effect": "PreferNoSchedule"}),
+        [f'spec.taint.effect: Unsupported value: "PreferNoSchedule": {EFFECTS}'],
+    ),
+    (
+        "bad name",
+        mutated(taint_rule(), lambda o: o["metadata"].update(name="Bad")),
+        [f'metadata.name: Invalid value: "Bad": {SUBDOMAIN}'],
+    ),
+]
+
+
+@pytest.mark.parametrize(("obj", "expected"), [c[1:] for c in RULE_CASES], ids=[c[0] for c in RULE_CASES])
+def test_device_taint_rule_1_37(obj: Obj, expected: list[str]) -> None:
+    assert render(validate_create(DEVICE_TAINT_RULE, obj)) == expected
+
+
+def test_device_taint_rule_update_checks_an_unchanged_effect_no_more() -> None:
+    """1.37 validates the effect on update only when it changed (ratcheting a stored bad value)."""
+    old = taint_rule(taint={"key": "example.com/k", "effect": "PreferNoSchedule"})
+    assert render(validate_device_taint_rule_update(copy.deepcopy(old), old)) == []
+    changed = mutated(old, lambda o: o["spec"]["taint"].update(effect="Bogus"))
+    assert render(validate_device_taint_rule_update(changed, old)) == [
+        f'spec.taint.effect: Unsupported value: "Bogus": {EFFECTS}'
+    ]
+
+
+STATUS_RULE_CASES: list[tuple[str, Obj, list[str]]] = [
+    ("valid conditions", with_conditions(condition()), []),
+    ("8 conditions", with_conditions(*(condition(type=f"example.com/c{i}") for i in range(8))), []),
+    (
+        "9 conditions",
+        with_conditions(*(condition(type=f"example.com/c{i}") for i in range(9))),
+        ["status.conditions: Too many: 9: must have at most 8 items"],
+    ),
+    (
+        "duplicate type",
+        with_conditions(condition(), condition(status="False")),
+        ['status.conditions[1]: Duplicate value: "EvictionInProgress"'],
+    ),
+    (
+        "empty condition",
+        with_conditions({}),
+        [
+            "status.conditions[0].type: Required value: is required",
+            "status.conditions[0].status: Required value",
+            "status.conditions[0].lastTransitionTime: Required value",
+            "status.conditions[0].reason: Required value",
+        ],
+    ),
+    (
+        "bad status, generation and reason",
+        with_conditions(condition(status="Yes", observedGeneration=-1, reason="1bad")),
+        [
+            'status.conditions[0].status: Unsupported value: "Yes": supported values: "False", "True", "Unknown"',
+            "status.conditions[0].observedGeneration: Invalid value: -1: must be greater than or equal to zero",
+            f'status.conditions[0].reason: Invalid value: "1bad": {REASON_MSG}',
+        ],
+    ),
+    (
+        "long reason and message",
+        with_conditions(condition(reason="R" * 1025, message="m" * (32 * 1024 + 1))),
+        [
+            "status.conditions[0].reason: Too long: may not be more than 1024 bytes",
+            "status.conditions[0].message: Too long: may not be more than 32768 bytes",
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(("new", "expected"), [c[1:] for c in STATUS_RULE_CASES], ids=[c[0] for c in STATUS_RULE_CASES])
+def test_device_taint_rule_status_1_37(new: Obj, expected: list[str]) -> None:
+    assert render(validate_status_update(DEVICE_TAINT_RULE, new, taint_rule())) == expected
+
+
+# --------------------------------------------------------------------------
+# 1.37's feature gates: stage, default, what --feature-gates may not do, and the field each drops when off
+# (pkg/features/kube_features.go; component-base featuregate; pkg/registry/resource/*/strategy.go).
+
+LOCKED = "cannot set feature gate {gate} to false, feature is locked to true"
+
+# gate, (stage, default, locked), refusal of "gate=false" at 1.37 (None: allowed), gates to turn it off with,
+# kind, object using the gated field, the object with the field dropped
+GATE_CASES: list[tuple[str, tuple[str, bool, bool], str | None, str, str, Obj, Obj]] = [
+    (
+        "DRAPrioritizedList",
+        ("GA", True, True),
+        LOCKED,
+        "1.31",
+        "ResourceClaim",
+        mutated(hub_claim(), prioritized(2)),
+        mutated(hub_claim(), lambda o: o["spec"]["devices"]["requests"].__setitem__(0, {"name": "gpu"})),
+    ),
+    (
+        "DRAAdminAccess",
+        ("GA", True, True),
+        LOCKED,
+        "1.31",
+        "ResourceClaim",
+        mutated(hub_claim(), set_request(adminAccess=True)),
+        hub_claim(),
+    ),
+    (
+        "DRAResourceClaimDeviceStatus",
+        ("GA", True, True),
+        LOCKED,
+        "1.31",
+        "ResourceClaim",
+        mutated(
+            hub_claim(), lambda o: o.__setitem__("status", {"devices": [{"driver": "d", "pool": "p", "device": "x"}]})
+        ),
+        mutated(hub_claim(), lambda o: o.__setitem__("status", {})),
+    ),
+    (
+        "DRADeviceTaints",
+        ("GA", True, False),
+        "DRADeviceTaintRules is enabled, but depends on features that are disabled: [DRADeviceTaints]",
+        "DRADeviceTaints=false,DRADeviceTaintRules=false",
+        "ResourceClaim",
+        mutated(hub_claim(), tolerations({"operator": "Exists"})),
+        hub_claim(),
+    ),
+    (
+        "DRADeviceTaintRules",
+        ("GA", True, False),
+        None,
+        "DRADeviceTaintRules=false",
+        "DeviceTaintRule",
+        taint_rule(),
+        taint_rule(),  # the gate serves the kind; it drops no field
+    ),
+    (
+        "DRAPartitionableDevices",
+        ("BETA", True, False),
+        None,
+        "DRAPartitionableDevices=false",
+        "ResourceSlice",
+        with_device0(consumesCounters=[CONSUMES]),
+        hub_slice(),
+    ),
+    (
+        "DRAConsumableCapacity",
+        ("BETA", True, False),
+        None,
+        "DRAConsumableCapacity=false",
+        "ResourceSlice",
+        with_device0(allowMultipleAllocations=True),
+        hub_slice(),
+    ),
+    (
+        "DRADeviceBindingConditions",
+        ("BETA", True, False),
+        None,
+        "DRADeviceBindingConditions=false",
+        "ResourceSlice",
+        with_device0(bindingConditions=["ready"], bindingFailureConditions=["failed"], bindsToNode=True),
+        hub_slice(),
+    ),
+    (
+        "DRAExtendedResource",
+        ("GA", True, True),
+        LOCKED,
+        "1.31",
+        "DeviceClass",
+        mutated(device_class(), lambda o: o["spec"].update(extendedResourceName="example.com/gpu")),
+        device_class(),
+    ),
+    (
+        "DRASchedulerFilterTimeout",
+        ("BETA", True, False),
+        None,
+        "DRASchedulerFilterTimeout=false",
+        "ResourceClaim",
+        hub_claim(),
+        hub_claim(),  # a scheduler setting; no field
+    ),
+]
+
+
+def gates_off(flag: str) -> FeatureGates:
+    return FeatureGates(release="1.31") if flag == "1.31" else FeatureGates.parse(flag, release="1.37")
+
+
+@pytest.mark.parametrize(
+    ("gate", "spec", "refusal", "off", "kind", "obj", "without"), GATE_CASES, ids=[c[0] for c in GATE_CASES]
+)
+def test_gate_1_37(
+    gate: str, spec: tuple[str, bool, bool], refusal: str | None, off: str, kind: str, obj: Obj, without: Obj
+) -> None:
+    got = features_at("1.37")[gate]
+    assert (got.pre_release, got.default, got.lock_to_default) == spec
+    if refusal is None:
+        assert not FeatureGates.parse(f"{gate}=false", release="1.37").enabled(gate)
+    else:
+        with pytest.raises(FeatureGateError) as err:
+            FeatureGates.parse(f"{gate}=false", release="1.37")
+        assert str(err.value) == refusal.format(gate=gate)
+    rt = RESOURCE_KINDS[kind]
+    disabled = gates_off(off)
+    assert not disabled.enabled(gate)
+    created = copy.deepcopy(obj)
+    drop_disabled_fields(rt, created, None, disabled)
+    assert created == without  # create drops
+    updated = copy.deepcopy(obj)
+    drop_disabled_fields(rt, updated, copy.deepcopy(obj), disabled)
+    assert updated == obj  # update keeps what the old object used
+    enabled = copy.deepcopy(obj)
+    drop_disabled_fields(rt, enabled, None, FeatureGates(release="1.37"))
+    assert enabled == obj  # on by default in 1.37

@@ -20,11 +20,13 @@ defaulted. It does not mutate its inputs.
 The resource.k8s.io validators also judge a storage (hub) form object as
 Kubernetes 1.37 does when given ``limits=LIMITS_1_37``
 (`services.kube.resource_limits`); the entry points here use the 1.31
-default, which is what is served today.
+default, which is what is served today. DeviceTaintRule (1.37 only) is
+registered here with its status subresource (`device_taint_rule`); it
+applies once the registry has a row for the kind.
 
 Modules, by concept: `names` (formats and messages), `object_meta`,
 `node_selector`, `quantity`, `equality`, `lists` (size and uniqueness),
-`dra_names`, `selectors` (CEL), `config`, `device_request`, `allocation`,
+`dra_names`, `selectors` (CEL), `config`, `conditions`, `device_taint_rule`, `device_request`, `allocation`,
 `resource_claim`, `resource_claim_template`, `device_class`,
 `resource_slice`, `pod_scheduling_context`, `pod_claims`, `resources`,
 `containers`, `tolerations`, `pod`, `pod_update`, `node`, `namespace`,
@@ -37,6 +39,11 @@ from collections.abc import Callable
 
 from services.api.admission.validation.access import Obj, mapping
 from services.api.admission.validation.device_class import validate_device_class, validate_device_class_update
+from services.api.admission.validation.device_taint_rule import (
+    validate_device_taint_rule,
+    validate_device_taint_rule_status_update,
+    validate_device_taint_rule_update,
+)
 from services.api.admission.validation.event import validate_event
 from services.api.admission.validation.names import path_segment_name
 from services.api.admission.validation.namespace import (
@@ -90,6 +97,7 @@ _CREATE: dict[tuple[str, str], Create] = {
     (RESOURCE_GROUP, "ResourceClaimTemplate"): validate_resource_claim_template,
     (RESOURCE_GROUP, "ResourceSlice"): validate_resource_slice,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context,
+    (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule,
 }
 
 _UPDATE: dict[tuple[str, str], Update] = {
@@ -102,6 +110,7 @@ _UPDATE: dict[tuple[str, str], Update] = {
     (RESOURCE_GROUP, "ResourceClaimTemplate"): validate_resource_claim_template_update,
     (RESOURCE_GROUP, "ResourceSlice"): validate_resource_slice_update,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context_update,
+    (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule_update,
 }
 
 _STATUS_UPDATE: dict[tuple[str, str], Update] = {
@@ -110,6 +119,7 @@ _STATUS_UPDATE: dict[tuple[str, str], Update] = {
     (CORE, "Namespace"): validate_namespace_status_update,
     (RESOURCE_GROUP, "ResourceClaim"): validate_resource_claim_status_update,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context_status_update,
+    (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule_status_update,
 }
 
 # Kinds whose own rules already validate all metadata with a name format at

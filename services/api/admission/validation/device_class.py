@@ -4,7 +4,8 @@ Selectors are compiled again only when they changed: Kubernetes treats an
 update that keeps the selectors exactly as before as holding stored
 expressions. Kubernetes 1.31 validates ``suitableNodes`` at the path
 ``suitableNodes`` (without the ``spec.`` prefix); that is reproduced.
-``limits=LIMITS_1_37`` applies 1.37's list wording and CEL length limit.
+``limits=LIMITS_1_37`` applies 1.37's list wording, CEL limits and its
+``extendedResourceName`` format (an extended resource name, as for pods).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from services.api.admission.validation.equality import semantic_equal
 from services.api.admission.validation.names import name_is_dns_subdomain
 from services.api.admission.validation.node_selector import validate_node_selector
 from services.api.admission.validation.object_meta import validate_object_meta, validate_object_meta_update
+from services.api.admission.validation.resources import is_extended_resource_name
 from services.api.admission.validation.selectors import validate_selectors
-from services.api.machinery.field_errors import FieldError
+from services.api.machinery.field_errors import FieldError, invalid
 from services.kube.resource_limits import LIMITS_1_31, ResourceLimits
 
 validate_class_name = name_is_dns_subdomain
@@ -28,7 +30,12 @@ def validate_device_class_spec(
     selectors = items(spec, "selectors")
     stored = old_spec is not None and semantic_equal(selectors, items(old_spec, "selectors"))
     errs = validate_selectors(selectors, "spec.selectors", stored=stored, limits=limits)
-    errs.extend(validate_class_configs(items(spec, "config"), "spec.config", limits=limits))
+    configs = items(spec, "config")
+    stored_configs = old_spec is not None and semantic_equal(configs, items(old_spec, "config"))
+    errs.extend(validate_class_configs(configs, "spec.config", limits=limits, stored=stored_configs))
+    extended = spec.get("extendedResourceName")
+    if limits.too_many and extended is not None and not is_extended_resource_name(str(extended)):
+        errs.append(invalid("spec.extendedResourceName", extended, "must be a valid extended resource name"))
     suitable_nodes = spec.get("suitableNodes")
     if isinstance(suitable_nodes, dict):
         errs.extend(validate_node_selector(suitable_nodes, "suitableNodes"))

@@ -172,5 +172,5 @@ def validate_device_claim(
             limits=limits,
         )
     )
-    errs.extend(validate_claim_configs(items(devices, "config"), f"{path}.config", names, limits=limits))
+    errs.extend(validate_claim_configs(items(devices, "config"), f"{path}.config", names, limits=limits, stored=stored))
     return errs
