@@ -22,6 +22,7 @@ from services.cmd.common import (
     add_common_arguments,
     check_listen,
     default_bus,
+    json_logs,
     listening,
     parse_gates,
     parse_listen,
@@ -86,7 +87,7 @@ def embedded_log_under(bus_url: str, data: Path) -> bool:
 
 
 def run(args: argparse.Namespace) -> int:
-    setup_logging("apiserver", level=args.log_level, json=not args.plain_logs)
+    setup_logging("apiserver", level=args.log_level, json=json_logs(args))
     config = config_from(args)
     scheme = "https" if config.certfile else "http"
     data = Path(args.data)

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from services.bus.urls import SqliteTarget, parse_bus_url
 from services.cmd.errors import CommandError
 from services.kube.feature_gates import FeatureGateError, FeatureGates
+from services.runtime import logs
 from services.runtime.supervised import Supervised
 
 log = logging.getLogger(__name__)
@@ -64,7 +65,19 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
         help="kube's syntax, e.g. DynamicResourceAllocation=true,DRAControlPlaneController=false",
     )
     parser.add_argument("--log-level", default=os.environ.get("DRAPLANE_LOG_LEVEL", "INFO"))
-    parser.add_argument("--plain-logs", action="store_true", help="human-readable logs instead of JSON")
+    parser.add_argument(
+        "--log-format",
+        choices=logs.FORMATS,
+        default=logs.AUTO,
+        help="text (timestamp level component message key=value) or json lines; "
+        "auto (default): text when stderr is a terminal, else json",
+    )
+    parser.add_argument("--plain-logs", action="store_true", help="the same as --log-format text")
+
+
+def json_logs(args: argparse.Namespace) -> bool:
+    """Whether this command logs JSON lines (``--log-format``, ``--plain-logs``, whether stderr is a terminal)."""
+    return logs.wants_json(logs.TEXT if args.plain_logs else args.log_format)
 
 
 def parse_gates(value: str) -> FeatureGates:

@@ -7,7 +7,14 @@ import asyncio
 from pathlib import Path
 
 from services.bus import open_bus
-from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, parse_gates
+from services.cmd.common import (
+    DEFAULT_DATA,
+    add_bus_argument,
+    add_common_arguments,
+    default_bus,
+    json_logs,
+    parse_gates,
+)
 from services.cmd.component import run_component
 from services.controllers.manager import DEFAULT_CLAIM_WORKERS, ControllerManager
 from services.runtime.logs import setup_logging
@@ -31,7 +38,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def run(args: argparse.Namespace) -> int:
-    setup_logging("controller-manager", level=args.log_level, json=not args.plain_logs)
+    setup_logging("controller-manager", level=args.log_level, json=json_logs(args))
     gates = parse_gates(args.feature_gates)
     url = args.bus or default_bus(args.data)
 

@@ -8,7 +8,14 @@ import socket
 from pathlib import Path
 
 from services.bus import open_bus
-from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, parse_gates
+from services.cmd.common import (
+    DEFAULT_DATA,
+    add_bus_argument,
+    add_common_arguments,
+    default_bus,
+    json_logs,
+    parse_gates,
+)
 from services.cmd.component import run_component
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
@@ -68,7 +75,7 @@ async def announce_ready(service: SchedulerService) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    setup_logging("scheduler", level=args.log_level, json=not args.plain_logs)
+    setup_logging("scheduler", level=args.log_level, json=json_logs(args))
     config = config_from(args)
     url = args.bus or default_bus(args.data)
 

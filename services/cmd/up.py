@@ -3,6 +3,13 @@
 By default everything runs on the embedded log in ``--data``; starting again
 with the same ``--data`` resumes the same cluster. One stack at a time holds a
 ``--data`` (`services.cmd.data_lock`): a second one refuses, naming the first.
+
+``--tls`` serves HTTPS with a self-signed certificate that is its own CA
+(``<data>/pki``, made once), embedded in the written kubeconfig as
+``certificate-authority-data``: kubectl sends bearer tokens only over TLS, so
+this is what makes ``--token-auth-file`` usable with kubectl. The kubeconfig
+(readable by its owner only) carries the token file's first token, as a
+cluster installer's admin kubeconfig carries the admin's credentials.
 """
 
 from __future__ import annotations
@@ -10,10 +17,12 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from services.apiserver.http.auth import TokenAuthenticator
+from services.apiserver.certs import CertificateError, self_signed
+from services.apiserver.http.auth import TokenAuthenticator, TokenFileError
 from services.apiserver.kubeconfig import write_kubeconfig
 from services.cmd import data_lock
 from services.cmd.common import (
@@ -22,11 +31,13 @@ from services.cmd.common import (
     add_common_arguments,
     check_listen,
     default_bus,
+    json_logs,
     listening,
     parse_gates,
     parse_listen,
     until_signalled_or_died,
 )
+from services.cmd.errors import CommandError
 from services.runtime.logs import setup_logging
 from services.runtime.metrics_server import serve_metrics
 from services.stack import LocalStack, StackConfig
@@ -47,18 +58,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
     p.add_argument(
         "--token-auth-file",
-        help="require bearer tokens from this file (kube-apiserver's CSV format) instead of anonymous access",
+        help="require bearer tokens from this file (kube-apiserver's CSV format) instead of anonymous access; "
+        "kubectl sends tokens only over HTTPS, so use it with --tls",
+    )
+    p.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a self-signed certificate (made once in <data>/pki, valid for 127.0.0.1 and "
+        "localhost); the kubeconfig trusts it",
     )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    setup_logging("draplane", level=args.log_level, json=not args.plain_logs)
+    setup_logging("draplane", level=args.log_level, json=json_logs(args))
     host, port = parse_listen(args.listen)
     metrics_address = parse_listen(args.metrics_listen) if args.metrics_listen else None
     data = Path(args.data).resolve()
     # Before anything is written: another stack on this --data, or on these ports, is one line.
-    with data_lock.holding(data, address=f"http://{host}:{port}") as lock:
+    scheme = "https" if args.tls else "http"
+    with data_lock.holding(data, address=f"{scheme}://{host}:{port}") as lock:
         check_listen(host, port)
         if metrics_address is not None:
             check_listen(*metrics_address)
@@ -66,6 +85,19 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: data_lock.DataDirLock) -> int:
+    certfile = keyfile = None
+    if args.tls:
+        try:
+            cert, key = self_signed(data / "pki")
+        except CertificateError as exc:
+            raise CommandError(str(exc)) from None
+        certfile, keyfile = str(cert), str(key)
+    authenticator = None
+    if args.token_auth_file:
+        try:
+            authenticator = TokenAuthenticator.from_file(args.token_auth_file)
+        except (OSError, TokenFileError) as exc:
+            raise CommandError(str(exc)) from None
     config = StackConfig(
         bus_url=args.bus or default_bus(str(data)),
         data_dir=data,
@@ -73,8 +105,10 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
         port=port,
         nodes=args.nodes,
         gates=parse_gates(args.feature_gates),
-        authenticator=TokenAuthenticator.from_file(args.token_auth_file) if args.token_auth_file else None,
+        authenticator=authenticator,
         anonymous=args.token_auth_file is None,
+        certfile=certfile,
+        keyfile=keyfile,
     )
 
     kubeconfig = data / "kubeconfig"
@@ -84,13 +118,19 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
 
     def announce(stack: LocalStack) -> None:
         lock.update(stack.url)
-        write_kubeconfig(kubeconfig, stack.url)
+        token = authenticator.first_token() if authenticator is not None else None
+        write_kubeconfig(kubeconfig, stack.url, ca_file=certfile, token=token)
         print(
             f"\nTo use it:\n  export KUBECONFIG={shown}\n  kubectl get nodes\n"
             "  kubectl apply -f examples/gpu-test1.yaml\n  kubectl get pods -n gpu-test1\n",
             flush=True,
         )
-        print(f"draplane is ready: {stack.url} (Ctrl-C to stop)", flush=True)
+        if token is not None and certfile is None:
+            print(
+                "Note: kubectl sends the kubeconfig's token only over HTTPS; start with --tls to use kubectl.",
+                flush=True,
+            )
+        print(ready_line(stack.url, terminal=sys.stdout.isatty()), flush=True)
 
     async def main() -> int:
         print(f"draplane: starting on {config.bus_url} with {config.nodes} node(s); data in {data}", flush=True)
@@ -99,6 +139,12 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
             return await serve(LocalStack(config), metrics_listen=args.metrics_listen, on_ready=announce)
 
     return asyncio.run(main())
+
+
+def ready_line(url: str, *, terminal: bool) -> str:
+    """``draplane is ready: URL (Ctrl-C to stop)``; on a terminal in bold green, so it stands out from the log."""
+    line = f"draplane is ready: {url} (Ctrl-C to stop)"
+    return f"\033[1;32m{line}\033[0m" if terminal else line
 
 
 async def serve(stack: LocalStack, *, metrics_listen: str, on_ready: Callable[[LocalStack], None]) -> int:

@@ -69,6 +69,15 @@ class ClaimNotForPodError(ClaimLookupError):
     """A claim found under a pod claim's name was not created for that pod (`check_is_for_pod`)."""
 
 
+def claim_not_found(namespace: str, name: str) -> str:
+    """Why a pod waits for a claim that does not exist: the scheduler's claim cache's words.
+
+    kube-scheduler's PreEnqueue (DynamicResources) and PreFilter report the
+    assume cache's ``NotFoundError`` as is: ``could not find ResourceClaim "ns/name"``.
+    """
+    return f"could not find ResourceClaim {_quote(f'{namespace}/{name}')}"
+
+
 def _quote(text: str) -> str:
     """Go's ``%q`` for the names this module prints (valid names need no escapes)."""
     return orjson.dumps(text).decode()

@@ -1,10 +1,12 @@
 """Which log a test cluster runs on: Kafka from testcontainers, a given Kafka broker, or the embedded log.
 
 ``auto`` (the default) picks, in order: a Kafka container from testcontainers
-when a Docker engine answers; the broker in ``KAFKA_BOOTSTRAP_SERVERS`` when
-it is set; the embedded SQLite log otherwise. Naming a backend asks for that
-one only; when it cannot run, `BackendUnavailable` says why (the pytest
-plugin turns that into a skip with that reason).
+when a Docker engine answers and the container starts; the broker in
+``KAFKA_BOOTSTRAP_SERVERS`` when it is set; the embedded SQLite log otherwise
+(a Docker engine that cannot pull the images, as behind a closed network,
+must not fail every test). Naming a backend asks for that one only; when it
+cannot run, `BackendUnavailable` says why (the pytest plugin turns that into
+a skip with that reason).
 
 Nothing here is imported by the plugin until a cluster is asked for, and the
 docker and testcontainers packages are imported only to probe or start a
@@ -13,6 +15,7 @@ container.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import socket
@@ -106,7 +109,14 @@ def _testcontainers(image: str) -> Backend:
     container: Any = KafkaContainer(image).with_kraft()
     for key, value in SINGLE_BROKER_ENV.items():
         container.with_env(key, value)
-    container.start(timeout=120)
+    try:
+        container.start(timeout=120)
+    except Exception as exc:  # docker's and testcontainers' errors have no common base
+        with contextlib.suppress(Exception):
+            container.stop()
+        raise BackendUnavailable(
+            f"backend 'testcontainers': the {image} container did not start ({type(exc).__name__}: {exc})"
+        ) from None
     return Backend(
         "testcontainers",
         f"a {image} container from testcontainers",
@@ -126,10 +136,14 @@ def choose(name: str, *, kafka_image: str = DEFAULT_KAFKA_IMAGE) -> Backend:
     if name == "testcontainers":
         return _testcontainers(kafka_image)
     problem = docker_problem()
+    missing = "no Docker engine"
     if problem is None:
-        return _testcontainers(kafka_image)
+        try:
+            return _testcontainers(kafka_image)
+        except BackendUnavailable as exc:
+            problem, missing = str(exc), "no Kafka container"
     if os.environ.get(KAFKA_ENV, "").strip():
         backend = _from_env()
         backend.reason += f" (no testcontainers: {problem})"
         return backend
-    return Backend("embedded", f"no Docker engine and no {KAFKA_ENV}: {problem}")
+    return Backend("embedded", f"{missing} and no {KAFKA_ENV}: {problem}")

@@ -79,6 +79,10 @@ class TokenAuthenticator:
         record = self._tokens.get(token)
         return None if record is None else record.user
 
+    def first_token(self) -> str | None:
+        """The file's first token: the one ``draplane up`` writes into its kubeconfig."""
+        return next(iter(self._tokens), None)
+
 
 def bearer_token(authorization: str | None) -> str | None:
     if not authorization:

@@ -129,6 +129,24 @@ class Features:
         return PoolMode(self.kube_1_37, self.partitionable_devices, self.binding_conditions)
 
 
+@dataclass(frozen=True, slots=True)
+class RequestMatch:
+    """The devices one request could take on one node: what matches its class and selectors, and what is free.
+
+    ``count`` is how many devices the request needs (every matching device
+    for ``allocationMode: All``); ``free`` leaves out devices other claims
+    use, unless the request asks for admin access.
+    """
+
+    claim: str
+    request: str
+    class_name: str
+    count: int
+    all_devices: bool
+    matching: tuple[DeviceID, ...]
+    free: tuple[DeviceID, ...]
+
+
 class _Stop(Exception):
     """No solution exists; stop searching (Go's errStop)."""
 
@@ -243,6 +261,34 @@ class Allocator:
         incomplete pool, too many devices, ...).
         """
         return _Run(self, node).run()
+
+    def matching_devices(self, node: Mapping[str, Any] | None) -> list[RequestMatch]:
+        """Per request of every claim, in order: the node's devices it matches and how many of those are free.
+
+        The same matching as `allocate` (class selectors, then the request's),
+        without the search; raises `AllocationError` where `allocate` would.
+        """
+        run = _Run(self, node)
+        run.gather()
+        out: list[RequestMatch] = []
+        for claim_index, claim in enumerate(self.claims_to_allocate):
+            run.prepare_claim(claim_index, claim)
+            ref = claim_ref(claim)
+            for request in (r for alternatives in run.requests[claim_index] for r in alternatives):
+                matching = [c.id for position, c in enumerate(run.candidates) if run.selectable(request, position, c)]
+                free = [d for d in matching if request.admin_access or d not in self.allocated_devices]
+                out.append(
+                    RequestMatch(
+                        claim=ref,
+                        request=request.name,
+                        class_name=request.class_name,
+                        count=request.num_devices,
+                        all_devices=request.all_devices is not None,
+                        matching=tuple(matching),
+                        free=tuple(free),
+                    )
+                )
+        return out
 
     def is_allocated(self, device_id: DeviceID) -> bool:
         """``IsDeviceAllocated``: exclusively, shared, or with consumed capacity."""

@@ -39,6 +39,7 @@ from services.kube.resourceclaim import (
     check_is_for_pod,
     claim_key,
     claim_name,
+    claim_not_found,
     is_reserved_for_pod,
 )
 from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
@@ -305,7 +306,7 @@ class DynamicResources:
                 continue  # no claim was needed
             claim = self.claims.get(namespace, name)
             if claim is None:
-                raise ClaimLookupError(f'could not find ResourceClaim "{namespace}/{name}"')
+                raise ClaimLookupError(claim_not_found(namespace, name))
             if meta(claim).get("deletionTimestamp"):
                 raise ClaimLookupError(f'resourceclaim "{meta(claim).get("name", "")}" is being deleted')
             if must_check_owner:

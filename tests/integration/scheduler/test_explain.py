@@ -65,7 +65,3 @@ async def test_explain_shows_each_attempt_with_reasons_node_and_allocation(bus_u
         records = [orjson.loads(line) for line in as_json.splitlines()]
         assert [(r["attempt"], r["result"]) for r in records] == [(1, "unschedulable"), (2, "scheduled")]
         assert records[1]["binding"] == {"result": "bound", "node": node}
-
-        assert await draplane("explain", "pod", "default/nobody", "--bus", url) == (
-            "No scheduling attempts recorded for pod default/nobody.\n"
-        )

@@ -168,7 +168,11 @@ def test_kafka_from_the_environment(project: Path, kafka_bootstrap: str) -> None
 def test_testcontainers_is_skipped_with_its_reason_without_docker(project: Path) -> None:
     problem = docker_problem()
     result = run_pytest(project, "--draplane-backend=testcontainers", EXAMPLE.name)
-    if problem is None:  # a Docker engine answers: the example runs on a Kafka container
+    if problem is None:  # a Docker engine answers: the example runs on a Kafka container, if one starts
+        if outcome(result) == {"skipped": 1}:
+            assert "draplane: backend 'testcontainers': the " in result.stdout, result.stdout
+            assert " container did not start (" in result.stdout, result.stdout
+            return
         assert outcome(result) == {"passed": 1}, result.stdout + result.stderr
         return
     assert outcome(result) == {"skipped": 1}, result.stdout + result.stderr
@@ -200,6 +204,48 @@ def test_auto_falls_back_to_the_embedded_log(monkeypatch: pytest.MonkeyPatch) ->
     chosen = choose("auto")
     assert chosen.kind == "embedded"
     assert "no Docker engine and no KAFKA_BOOTSTRAP_SERVERS" in chosen.reason
+
+
+class _UnstartableContainer:
+    """A KafkaContainer whose image cannot be pulled: start fails, as docker's ImageNotFound does."""
+
+    stopped = False
+
+    def __init__(self, image: str) -> None:
+        self.image = image
+
+    def with_kraft(self) -> _UnstartableContainer:
+        return self
+
+    def with_env(self, key: str, value: str) -> _UnstartableContainer:
+        return self
+
+    def start(self, timeout: int) -> None:
+        raise RuntimeError(f"no such image: {self.image}")
+
+    def stop(self) -> None:
+        _UnstartableContainer.stopped = True
+
+
+def test_auto_falls_back_to_the_embedded_log_when_the_container_does_not_start(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A Docker engine that answers but cannot pull the image (a closed network) must not fail every test."""
+    import testcontainers.community.kafka
+
+    monkeypatch.delenv(backends.KAFKA_ENV, raising=False)
+    monkeypatch.setattr(backends, "docker_problem", lambda: None)
+    monkeypatch.setattr(testcontainers.community.kafka, "KafkaContainer", _UnstartableContainer)
+    chosen = choose("auto")
+    assert chosen.kind == "embedded"
+    assert chosen.reason == (
+        "no Kafka container and no KAFKA_BOOTSTRAP_SERVERS: backend 'testcontainers': the "
+        f"{backends.DEFAULT_KAFKA_IMAGE} container did not start "
+        f"(RuntimeError: no such image: {backends.DEFAULT_KAFKA_IMAGE})"
+    )
+    assert _UnstartableContainer.stopped
+    with pytest.raises(BackendUnavailable, match="container did not start"):
+        choose("testcontainers")
 
 
 def test_auto_takes_kafka_from_the_environment(monkeypatch: pytest.MonkeyPatch, kafka_bootstrap: str) -> None:

@@ -338,6 +338,103 @@ STATUS_CASES: list[tuple[str, Obj, list[str]]] = [
 ]
 
 
+GPU_0 = {"driver": "gpu.example.com", "pool": "worker-1", "device": "gpu-0"}
+GPU_0_ID = '{"Driver":"gpu.example.com","Pool":"worker-1","Device":"gpu-0","ShareID":""}'
+CONDITION = {"type": "Ready", "status": "True", "reason": "Prepared", "lastTransitionTime": "2026-12-02T04:00:00Z"}
+CIDR_MSG = "must be a valid address in CIDR form, (e.g. 10.9.8.7/24 or 2001:db8::1/64)"
+
+
+def device_status(**fields: Any) -> Obj:
+    return allocated(devices=[{**GPU_0, **fields}])
+
+
+# status.devices (validateDeviceStatus); the invalid-device, UID and address wordings were printed by
+# apimachinery v0.37.2, dynamic-resource-allocation v0.37.2 and google/uuid (a small Go program).
+STATUS_CASES += [
+    ("device status", device_status(conditions=[CONDITION], data={"a": 1}), []),
+    (
+        "device status of a device not allocated",
+        allocated(devices=[dict(GPU_0, device="gpu-1")]),
+        [
+            'status.devices[0]: Invalid value: {"Driver":"gpu.example.com","Pool":"worker-1","Device":"gpu-1",'
+            '"ShareID":""}: must be an allocated device in the claim'
+        ],
+    ),
+    (
+        "device status twice",
+        allocated(devices=[GPU_0, GPU_0]),
+        [f"status.devices[1]: Duplicate value: {GPU_0_ID}"],
+    ),
+    (
+        "device status shareID",
+        device_status(shareID="7B2B4E0C-4D7F-4A4C-9B3E-2F1D3C4B5A69"),
+        [
+            'status.devices[0].shareID: Invalid value: "7B2B4E0C-4D7F-4A4C-9B3E-2F1D3C4B5A69": uid must be in '
+            "RFC 4122 normalized form, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` with lowercase hexadecimal characters",
+            'status.devices[0]: Invalid value: {"Driver":"gpu.example.com","Pool":"worker-1","Device":"gpu-0",'
+            '"ShareID":"7B2B4E0C-4D7F-4A4C-9B3E-2F1D3C4B5A69"}: must be an allocated device in the claim',
+        ],
+    ),
+    ("8 device conditions", device_status(conditions=[dict(CONDITION, type=f"c{i}") for i in range(8)]), []),
+    (
+        "9 device conditions",
+        device_status(conditions=[dict(CONDITION, type=f"c{i}") for i in range(9)]),
+        ["status.devices[0].conditions: Too many: 9: must have at most 8 items"],
+    ),
+    (
+        "device condition without reason",
+        device_status(conditions=[{k: v for k, v in CONDITION.items() if k != "reason"}]),
+        ["status.devices[0].conditions[0].reason: Required value"],
+    ),
+    # {"a":"..."} is 8 bytes plus the string, as compact JSON.
+    ("device data of 10Ki", device_status(data={"a": "x" * (10240 - 8)}), []),
+    (
+        "device data over 10Ki",
+        device_status(data={"a": "x" * (10241 - 8)}),
+        ["status.devices[0].data: Too long: may not be more than 10240 bytes"],
+    ),
+    (
+        "device data not an object",
+        device_status(data=[1]),
+        ['status.devices[0].data: Invalid value: "<value omitted>": must be a valid JSON object'],
+    ),
+    (
+        "network data",
+        device_status(networkData={"interfaceName": "eth1", "ips": ["10.9.8.7/24", "2001:db8::1/64"]}),
+        [],
+    ),
+    (
+        "16 IPs",
+        device_status(networkData={"ips": [f"10.0.0.{i}/24" for i in range(16)]}),
+        [],
+    ),
+    (
+        "17 IPs",
+        device_status(networkData={"ips": [f"10.0.0.{i}/24" for i in range(17)]}),
+        ["status.devices[0].networkData.ips: Too many: 17: must have at most 16 items"],
+    ),
+    (
+        "IPs not in CIDR or canonical form, twice",
+        device_status(networkData={"ips": ["10.9.8.7", "2001:DB8::1/64", "10.9.8.7"]}),
+        [
+            f'status.devices[0].networkData.ips[0]: Invalid value: "10.9.8.7": {CIDR_MSG}',
+            'status.devices[0].networkData.ips[1]: Invalid value: "2001:DB8::1/64": '
+            'must be in canonical form ("2001:db8::1/64")',
+            f'status.devices[0].networkData.ips[2]: Invalid value: "10.9.8.7": {CIDR_MSG}',
+            'status.devices[0].networkData.ips[2]: Duplicate value: "10.9.8.7"',
+        ],
+    ),
+    (
+        "long interface name and hardware address",
+        device_status(networkData={"interfaceName": "i" * 257, "hardwareAddress": "h" * 129}),
+        [
+            "status.devices[0].networkData.interfaceName: Too long: may not be more than 256 bytes",
+            "status.devices[0].networkData.hardwareAddress: Too long: may not be more than 128 bytes",
+        ],
+    ),
+]
+
+
 @pytest.mark.parametrize(("new", "expected"), [c[1:] for c in STATUS_CASES], ids=[c[0] for c in STATUS_CASES])
 def test_claim_status_1_37(new: Obj, expected: list[str]) -> None:
     old = copy.deepcopy(new)
@@ -745,6 +842,7 @@ def test_device_taint_rule_update_checks_an_unchanged_effect_no_more() -> None:
     ]
 
 
+# The condition wordings were printed by apimachinery v0.37.2's ValidateConditions (a small Go program).
 STATUS_RULE_CASES: list[tuple[str, Obj, list[str]]] = [
     ("valid conditions", with_conditions(condition()), []),
     ("8 conditions", with_conditions(*(condition(type=f"example.com/c{i}") for i in range(8))), []),

@@ -26,7 +26,8 @@ applies once the registry has a row for the kind.
 
 Modules, by concept: `names` (formats and messages), `object_meta`,
 `node_selector`, `quantity`, `equality`, `lists` (size and uniqueness),
-`dra_names`, `selectors` (CEL), `config`, `conditions`, `device_taint_rule`, `device_request`, `allocation`,
+`dra_names`, `selectors` (CEL), `config`, `conditions`,
+`device_taint_rule`, `device_status`, `device_request`, `allocation`,
 `resource_claim`, `resource_claim_template`, `device_class`,
 `resource_slice`, `pod_scheduling_context`, `pod_claims`, `resources`,
 `containers`, `tolerations`, `pod`, `pod_update`, `node`, `namespace`,

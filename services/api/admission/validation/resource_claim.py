@@ -20,6 +20,7 @@ from typing import Any
 from services.api.admission.validation.access import Obj, flag, items, mapping, text
 from services.api.admission.validation.allocation import validate_allocation_result
 from services.api.admission.validation.device_request import request_names, validate_device_claim
+from services.api.admission.validation.device_status import validate_device_statuses
 from services.api.admission.validation.dra_names import validate_driver_name
 from services.api.admission.validation.equality import semantic_equal
 from services.api.admission.validation.lists import validate_set
@@ -104,6 +105,8 @@ def validate_claim_status(
             limits=limits,
         )
     )
+    if limits.too_many:
+        errs.extend(validate_device_statuses(status))
     deallocation_requested = flag(status, "deallocationRequested")
     old_deallocation_requested = flag(old_status, "deallocationRequested")
     if reserved_for:

@@ -1,0 +1,168 @@
+"""Why a pod's claims cannot be allocated on a node, and across the cluster, in counts.
+
+The scheduler's Filter says only Kubernetes' ``cannot allocate all claims``
+per node. A person whose pod is pending needs to know which request ran out:
+how many devices match its class and selectors, on how many nodes, how many
+of them are free, and whether the count or a ``matchAttribute`` constraint
+is what failed. This module answers that with the allocator the scheduler
+uses (`Allocator.matching_devices` for the counts, `Allocator.allocate` for
+the verdicts), never a second copy of its rules:
+
+- ``count``: a request needs more devices than are free on the node;
+- ``constraint``: every request has enough free devices, but no choice of
+  them agrees on a ``matchAttribute`` (named);
+- ``together``: each claim (or request) fits alone, not all at once;
+- ``error``: the allocator refused the input (its message, Kubernetes' words);
+- ``fits``: the claims can be allocated on the node now.
+
+Pure: wire-form objects in, values out; nothing is modified.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Container, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from services.kube.structured.allocator import AllocationError, Allocator, Features, RequestMatch, claim_ref
+from services.kube.structured.pools import DeviceID, SliceIndex
+from services.kube.structured.selectors import SelectorCache
+
+FITS = "fits"
+COUNT = "count"
+CONSTRAINT = "constraint"
+TOGETHER = "together"
+ERROR = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeFit:
+    """The verdict for one node; ``detail`` names what failed (request, constraint, or the error message)."""
+
+    node: str
+    verdict: str
+    detail: str
+    requests: tuple[RequestMatch, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RequestSummary:
+    """One request over all nodes: distinct matching and free devices, and where they are."""
+
+    claim: str
+    request: str
+    class_name: str
+    count: int  # needed on one node (largest over the nodes for allocationMode All)
+    all_devices: bool
+    matching: int
+    matching_nodes: int
+    free: int
+    free_nodes: int
+    most_free_on_one_node: int
+
+
+def _with_constraints(claim: Mapping[str, Any], constraints: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """The claim with only ``constraints`` (a shallow copy; the input stays as it is)."""
+    spec = dict(claim.get("spec") or {})
+    devices = dict(spec.get("devices") or {})
+    devices["constraints"] = list(constraints)
+    spec["devices"] = devices
+    return {**claim, "spec": spec}
+
+
+def _constraint_text(constraint: Mapping[str, Any]) -> str:
+    text = f"matchAttribute {constraint.get('matchAttribute', '')}"
+    requests = constraint.get("requests") or ()
+    if requests:
+        text += f" (requests {', '.join(str(r) for r in requests)})"
+    return text
+
+
+def _count_text(match: RequestMatch) -> str:
+    if match.all_devices:
+        return (
+            f"claim {match.claim}, request {match.request}: asks for all {match.count} matching device(s), "
+            f"{len(match.free)} free"
+        )
+    return (
+        f"claim {match.claim}, request {match.request}: count {match.count} > free {len(match.free)} "
+        f"({len(match.matching)} matching)"
+    )
+
+
+def diagnose_node(
+    claims: Sequence[Mapping[str, Any]],
+    node: Mapping[str, Any],
+    *,
+    allocated_devices: Container[DeviceID],
+    classes: Mapping[str, Mapping[str, Any]],
+    slices: SliceIndex,
+    features: Features | None = None,
+    cache: SelectorCache | None = None,
+) -> NodeFit:
+    """Whether ``claims`` (unallocated, structured) can be allocated on ``node``, and if not, why."""
+    cache = cache if cache is not None else SelectorCache()
+    features = features or Features()
+    name = str((node.get("metadata") or {}).get("name", ""))
+
+    def allocator(subset: Sequence[Mapping[str, Any]]) -> Allocator:
+        return Allocator(subset, allocated_devices, classes, slices, features=features, cache=cache)
+
+    try:
+        matches = tuple(allocator(claims).matching_devices(node))
+    except AllocationError as err:
+        return NodeFit(name, ERROR, str(err), ())
+    for match in matches:
+        if len(match.free) < match.count:
+            return NodeFit(name, COUNT, _count_text(match), matches)
+    try:
+        if allocator(claims).allocate(node) is not None:
+            return NodeFit(name, FITS, "", matches)
+        for claim in claims:
+            if allocator([claim]).allocate(node) is not None:
+                continue
+            constraints = list(((claim.get("spec") or {}).get("devices") or {}).get("constraints") or ())
+            if not constraints or allocator([_with_constraints(claim, [])]).allocate(node) is None:
+                return NodeFit(name, TOGETHER, f"claim {claim_ref(claim)}: its requests do not fit at once", matches)
+            failing = [c for c in constraints if allocator([_with_constraints(claim, [c])]).allocate(node) is None]
+            texts = [_constraint_text(c) for c in (failing or constraints)]
+            return NodeFit(name, CONSTRAINT, f"claim {claim_ref(claim)}: {'; '.join(texts)}", matches)
+    except AllocationError as err:
+        return NodeFit(name, ERROR, str(err), matches)
+    return NodeFit(name, TOGETHER, "the claims do not fit at once", matches)
+
+
+def summarize(fits: Iterable[NodeFit]) -> list[RequestSummary]:
+    """Per request (in the pod's order), the distinct devices that match and are free over every node."""
+    order: list[tuple[str, str]] = []
+    seen: dict[tuple[str, str], list[RequestMatch]] = {}
+    for fit in fits:
+        for match in fit.requests:
+            key = (match.claim, match.request)
+            if key not in seen:
+                seen[key] = []
+                order.append(key)
+            seen[key].append(match)
+    out: list[RequestSummary] = []
+    for key in order:
+        matches = seen[key]
+        matching: set[DeviceID] = set()
+        free: set[DeviceID] = set()
+        for match in matches:
+            matching.update(match.matching)
+            free.update(match.free)
+        out.append(
+            RequestSummary(
+                claim=key[0],
+                request=key[1],
+                class_name=matches[0].class_name,
+                count=max(m.count for m in matches),
+                all_devices=matches[0].all_devices,
+                matching=len(matching),
+                matching_nodes=sum(1 for m in matches if m.matching),
+                free=len(free),
+                free_nodes=sum(1 for m in matches if m.free),
+                most_free_on_one_node=max(len(m.free) for m in matches),
+            )
+        )
+    return out
