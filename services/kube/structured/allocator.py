@@ -151,6 +151,10 @@ class _Stop(Exception):
     """No solution exists; stop searching (Go's errStop)."""
 
 
+class _MaxSize(Exception):
+    """The claim's results would exceed their limit: back out to the last prioritized list."""
+
+
 @dataclass(slots=True, eq=False)
 class _Request:
     claim_index: int
@@ -392,7 +396,7 @@ class _Run:
             claim_requests.append(alternatives)
             self.groups.append(alternatives)
             self.group_claims.append(claim_index)
-            self.chosen.append(None)
+            self.chosen.append(None if subrequests else alternatives[0])
         if num_devices > ALLOCATION_RESULTS_MAX_SIZE:
             raise AllocationError(
                 f"claim {ref}: number of requested devices {num_devices} exceeds the claim limit of "
@@ -752,14 +756,39 @@ class _Run:
         """Allocate the request at ``group_index`` and everything after it."""
         if group_index == len(self.groups):
             return True
-        for request in self.groups[group_index]:
-            if request.is_subrequest:
-                room = ALLOCATION_RESULTS_MAX_SIZE - len(self.picked[request.claim_index])
-                if request.num_devices > room:
-                    continue
-            if self.search(request, group_index, 0, -1):
+        if group_index and self.group_claims[group_index] != self.group_claims[group_index - 1]:
+            # A claim's result limit does not reach into the next claim's choices.
+            try:
+                return self.search_request(group_index)
+            except _MaxSize:
+                return False
+        return self.search_request(group_index)
+
+    def search_request(self, group_index: int) -> bool:
+        alternatives = self.groups[group_index]
+        first = alternatives[0]
+        room = ALLOCATION_RESULTS_MAX_SIZE - len(self.picked[first.claim_index])
+        if not first.is_subrequest:
+            if first.num_devices > room and self.f.kube_1_37:
+                raise _MaxSize
+            return self.search(first, group_index, 0, -1)
+        # A prioritized list: the first subrequest that leads to a solution wins. When every
+        # subrequest would overflow the claim's results, an earlier choice has to change (Go's
+        # errAllocationResultMaxSizeExceeded).
+        overflow = True
+        for request in alternatives:
+            if request.num_devices > room:
+                continue
+            try:
+                found = self.search(request, group_index, 0, -1)
+            except _MaxSize:
+                continue
+            overflow = False
+            if found:
                 self.chosen[group_index] = request
                 return True
+        if overflow:
+            raise _MaxSize
         return False
 
     def search(self, request: _Request, group_index: int, device_index: int, lower_bound: int) -> bool:
@@ -773,8 +802,12 @@ class _Run:
                 raise _Stop  # used by another claim: no order of ours can free it
             if not self.add_device(request, candidate, must=True):
                 return False
-            if self.search(request, group_index, device_index + 1, -1):
-                return True
+            try:
+                if self.search(request, group_index, device_index + 1, -1):
+                    return True
+            except _MaxSize:
+                self.remove_device(request, candidate)
+                raise
             self.remove_device(request, candidate)
             return False
         candidates = self.candidates
@@ -792,8 +825,12 @@ class _Run:
                 raise AllocationError(f"pool {pool.name} is invalid: {pool.invalid_reason}")
             if not self.add_device(request, candidate, must=False):
                 continue
-            if self.search(request, group_index, device_index + 1, position):
-                return True
+            try:
+                if self.search(request, group_index, device_index + 1, position):
+                    return True
+            except _MaxSize:
+                self.remove_device(request, candidate)
+                raise
             self.remove_device(request, candidate)
         return False
 
@@ -880,7 +917,7 @@ class _Run:
             self.prepare_claim(claim_index, claim)
         try:
             found = self.search_group(0)
-        except _Stop:
+        except (_Stop, _MaxSize):
             found = False
         if not found:
             if self.invalid_pools:

@@ -107,6 +107,12 @@ def device(name: str, capacity: dict[str, str] | None = None, attributes: Obj | 
     return {"name": name, "basic": body}
 
 
+def multi(obj: Obj) -> Obj:
+    """``withAllowMultipleAllocations()``."""
+    obj["basic"]["allowMultipleAllocations"] = True
+    return obj
+
+
 def consumes(counter_set: str, **counters: str) -> list[Obj]:
     return [{"counterSet": counter_set, "counters": {k: {"value": v} for k, v in counters.items()}}]
 
@@ -144,6 +150,11 @@ def slice_(name: str, node_selection: Any, pool: str, driver: str, *devices: Obj
 def counter_slice(name: str, node_selection: Any, pool: str, driver: str, *sets: Obj, count: int = 1) -> Obj:
     obj = slice_(name, node_selection, pool, driver, count=count)
     obj["spec"]["sharedCounters"] = list(sets)
+    return obj
+
+
+def generation(obj: Obj, value: int) -> Obj:
+    obj["spec"]["pool"]["generation"] = value
     return obj
 
 
@@ -202,6 +213,7 @@ class Case:
     claims: list[Obj] = field(default_factory=list)
     allocated: set[tuple[str, str, str]] = field(default_factory=set)
     allocated_capacity: dict[tuple[str, str, str], dict[str, Fraction]] = field(default_factory=dict)
+    shared: set[tuple[str, str, str]] = field(default_factory=set)
     classes: list[Obj] = field(default_factory=list)
     slices: list[Obj] = field(default_factory=list)
     node: Obj | None = None
@@ -495,6 +507,40 @@ CASES: dict[str, Case] = {
         node=node(NODE1),
         expect=[
             allocation(HERE, result(f"{REQ0}/{SUB1}", DRIVER_A, POOL2, DEVICE2), result(REQ1, DRIVER_A, POOL1, DEVICE1))
+        ],
+    ),
+    "prioritized-list-minimum-sum-exceeds-claim-limit": Case(
+        PRIORITIZED,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, 20),
+                prioritized(REQ1, request(SUB0, CLASS_A, 20), request(SUB1, CLASS_A, 24)),
+            )
+        ],
+        classes=A_CLASS,
+        error="claim claim-0, request req-1: adding 20 devices exceeds the claim limit of 32, with 20 already accounted for",
+    ),
+    "prioritized-list-max-allocation-limit-request": Case(
+        # Taking 32 devices for req-0/subReq-0 leaves no room for req-1: the search backs out of that
+        # choice instead of trying every combination of it.
+        PRIORITIZED,
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(REQ0, request(SUB0, CLASS_A, 32), request(SUB1, CLASS_A, 16)),
+                prioritized(REQ1, request(SUB0, CLASS_A, 32), request(SUB1, CLASS_A, 16)),
+            )
+        ],
+        classes=A_CLASS,
+        slices=[slice_(SLICE1, NODE1, POOL1, DRIVER_A, *(device(f"device-{i}") for i in range(64)))],
+        node=node(NODE1),
+        expect=[
+            allocation(
+                HERE,
+                *(result(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, f"device-{i}") for i in range(16)),
+                *(result(f"{REQ1}/{SUB1}", DRIVER_A, POOL1, f"device-{i}") for i in range(16, 32)),
+            )
         ],
     ),
     "prioritized-list-too-many-in-first-subrequest": Case(
@@ -957,6 +1003,43 @@ CASES: dict[str, Case] = {
         node=node(NODE1),
         expect=[allocation(HERE, result(REQ0, DRIVER_A, POOL1, DEVICE2))],
     ),
+    "all-devices-with-consumed-counters": Case(
+        PARTITIONABLE,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, consumesCounters=consumes(COUNTER_SET1, memory="4Gi")),
+                count=2,
+            ),
+            counter_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi"), count=2),
+        ],
+        node=node(NODE1),
+        expect=[allocation(HERE, result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "partitionable-all-mode-constraint-must-error-with-reserved-counter": Case(
+        PARTITIONABLE,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A), constraints=[{"matchAttribute": f"{DRIVER_A}/numa"}])],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, None, {"numa": {"int": 1}}),
+                device(DEVICE2, None, {"numa": {"int": 2}}, consumesCounters=consumes(COUNTER_SET1, c="1")),
+                count=2,
+            ),
+            counter_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, c="1"), count=2),
+        ],
+        node=node(NODE1),
+        error="claim claim-0, request req-0: cannot add device driver-a/pool-1/device-2 because a claim constraint would not be satisfied",
+    ),
     # -- consumable capacity (DRAConsumableCapacity) --------------------------------
     # Upstream's classWithAllowMultipleAllocations(..., true) also selects on
     # device.allowMultipleAllocations; every device of these cases matches it, so class-a is used.
@@ -1242,7 +1325,170 @@ CASES: dict[str, Case] = {
             )
         ],
     ),
+    "consumable-capacity-with-multi-allocatable-device-backtrack": Case(
+        CONSUMABLE,
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A, capacity=capacity_request("2")),
+                request(REQ1, CLASS_A, capacity=capacity_request("2")),
+                constraints=[{"matchAttribute": f"{DRIVER_A}/stringAttribute"}],
+            ),
+            claim(CLAIM1, request(REQ0, CLASS_A, capacity=capacity_request("2"))),
+        ],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                {
+                    "name": DEVICE2,
+                    "basic": {
+                        "attributes": {"stringAttribute": {"string": "stringAttributeValue1"}},
+                        "allowMultipleAllocations": True,
+                        "capacity": range_policy("2"),
+                    },
+                },
+                {
+                    "name": DEVICE1,
+                    "basic": {
+                        "attributes": {"stringAttribute": {"string": "stringAttributeValue2"}},
+                        "allowMultipleAllocations": True,
+                        "capacity": range_policy("4"),
+                    },
+                },
+            )
+        ],
+        node=node(NODE1),
+        expect=[
+            allocation(
+                HERE,
+                shared(REQ0, DRIVER_A, POOL1, DEVICE1, {CAPACITY0: "2"}),
+                shared(REQ1, DRIVER_A, POOL1, DEVICE1, {CAPACITY0: "2"}),
+            ),
+            allocation(HERE, shared(REQ0, DRIVER_A, POOL1, DEVICE2, {CAPACITY0: "2"})),
+        ],
+    ),
+    "allow-multiple-allocations-with-partitionable-device": Case(
+        gates(prioritized_list=True, partitionable_devices=True, consumable_capacity=True),
+        claims=[
+            claim(
+                CLAIM0,
+                request(REQ0, CLASS_A),
+                prioritized(REQ1, request(SUB0, CLASS_A, 1, memory("6Gi")), request(SUB1, CLASS_A, 1, memory("4Gi"))),
+            )
+        ],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                *(
+                    multi(from_counters(name, COUNTER_SET1, memory=size))
+                    for name, size in ((DEVICE1, "4Gi"), (DEVICE2, "6Gi"), (DEVICE3, "4Gi"))
+                ),
+                count=2,
+            ),
+            counter_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, memory="8Gi"), count=2),
+        ],
+        node=node(NODE1),
+        expect=[
+            allocation(
+                HERE,
+                shared(REQ0, DRIVER_A, POOL1, DEVICE1, {"memory": "4Gi"}),
+                shared(f"{REQ1}/{SUB1}", DRIVER_A, POOL1, DEVICE3, {"memory": "4Gi"}),
+            )
+        ],
+    ),
+    "partitionable-consumable-capacity-shared-device-counter-not-recharged": Case(
+        gates(partitionable_devices=True, consumable_capacity=True),
+        shared={(DRIVER_A, POOL1, DEVICE1)},
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A))],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, allowMultipleAllocations=True, consumesCounters=consumes(COUNTER_SET1, c="1")),
+                count=2,
+            ),
+            counter_slice(SLICE2, NODE1, POOL1, DRIVER_A, counter_set(COUNTER_SET1, c="1"), count=2),
+        ],
+        node=node(NODE1),
+        expect=[allocation(HERE, shared(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
+    "allow-multiple-allocations-not-allocate-multi-allocatable-device-which-already-dedicated": Case(
+        CONSUMABLE,
+        allocated={(DRIVER_A, POOL1, DEVICE1)},
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, capacity=capacity_request("1")))],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                {"name": DEVICE1, "basic": {"allowMultipleAllocations": True, "capacity": range_policy("2")}},
+            )
+        ],
+        node=node(NODE1),
+        expect=None,
+    ),
     # -- smaller 1.33-1.37 behaviour -------------------------------------------------
+    "exact-count-sum-exceeds-claim-limit": Case(
+        NONE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A, 20), request(REQ1, CLASS_A, 20))],
+        classes=A_CLASS,
+        error="claim claim-0, request req-1: adding 20 devices exceeds the claim limit of 32, with 20 already accounted for",
+    ),
+    "multi-host-resource-pool-with-stale-slice-for-current-node": Case(
+        NONE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A))],
+        classes=A_CLASS,
+        slices=[
+            slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), count=2),
+            generation(slice_(SLICE2, NODE2, POOL1, DRIVER_A, device(DEVICE2), count=2), 2),
+        ],
+        node=node(NODE1),
+        expect=None,
+    ),
+    "different-resourceslices-in-pool-can-target-different-nodes": Case(
+        NONE,
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A))],
+        classes=A_CLASS,
+        slices=[
+            slice_(SLICE1, NODE2, POOL1, DRIVER_A, device(DEVICE1), count=2),
+            slice_(SLICE2, NODE1, POOL1, DRIVER_A, device(DEVICE2), count=2),
+        ],
+        node=node(NODE1),
+        expect=[allocation(HERE, result(REQ0, DRIVER_A, POOL1, DEVICE2))],
+    ),
+    "node-restriction": Case(
+        gates(binding_conditions=True),
+        claims=[claim(CLAIM0, request(REQ0, CLASS_A))],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                {
+                    "nodeSelectorTerms": [
+                        {"matchExpressions": [{"key": "planet", "operator": "In", "values": ["earth"]}]}
+                    ]
+                },
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, bindsToNode=True),
+            )
+        ],
+        node=node(NODE1),
+        expect=[allocation(HERE, result(REQ0, DRIVER_A, POOL1, DEVICE1))],
+    ),
     "all-devices-slice-without-devices": Case(
         NONE,
         claims=[claim(CLAIM0, all_request(REQ0, CLASS_A))],
@@ -1316,7 +1562,7 @@ def test_allocator_1_37(name: str) -> None:
         case.classes,
         case.slices,
         features=case.features,
-        shared_devices=frozenset(case.allocated_capacity),
+        shared_devices=frozenset(case.shared | set(case.allocated_capacity)),
         allocated_capacity=case.allocated_capacity,
         new_share_id=lambda: SHARE_ID,
     )
