@@ -177,11 +177,15 @@ class _Request:
 
 
 @dataclass(slots=True, eq=False)
-class _Picked:
-    request: _Request
-    entry: DeviceEntry
-    share_id: str | None = None
-    consumed: dict[str, Amount] | None = None
+class _Share:
+    """One allocation of a device with ``allowMultipleAllocations``."""
+
+    share_id: str
+    consumed: dict[str, Amount]
+
+
+_Picked = tuple[_Request, DeviceEntry, bool, _Share | None]
+"""A device picked for a request: (request, device, whether it was marked in use, its share)."""
 
 
 def claim_ref(claim: Mapping[str, Any]) -> str:
@@ -252,6 +256,7 @@ class Allocator:
         self.device_taints = device_taints
         self.new_share_id = new_share_id
         self._slices = slices if isinstance(slices, SliceIndex) else SliceIndex(slices)
+        self.pool_mode = features.pool_mode
         # Per pool: counters left after what allocated devices consume (computed once, read-only).
         self._available_counters: dict[tuple[str, str], dict[str, dict[str, Fraction]]] = {}
 
@@ -336,9 +341,9 @@ class _Run:
         self.f = allocator.features
         self.node = node
         self.cache = allocator.cache
-        # Devices being allocated in this attempt: how many picks hold each.
-        self.allocating: dict[DeviceID, int] = {}
-        self.allocating_by_claim: list[dict[DeviceID, int]] = []
+        # Devices being allocated in this attempt (LIFO: a pick unmarks only what it marked).
+        self.allocating: set[DeviceID] = set()
+        self.kube_1_37 = self.f.kube_1_37
         # Per request of each claim, its alternatives: one, or the subrequests of a prioritized list.
         self.groups: list[list[_Request]] = []
         self.group_claims: list[int] = []
@@ -359,11 +364,15 @@ class _Run:
 
     def gather(self) -> None:
         try:
-            self.pools = self.a._slices.pools_for(self.node, self.f.pool_mode)
+            self.pools = self.a._slices.pools_for(self.node, self.a.pool_mode)
         except PoolError as err:
             raise AllocationError(f"gather pool information: {err}") from None
+        if not self.kube_1_37:
+            for pool in self.pools:
+                self.candidates += self.cache.devices(pool)
+            return
         for pool in self.pools:
-            if self.f.kube_1_37 and (pool.is_incomplete or pool.is_invalid):
+            if pool.is_incomplete or pool.is_invalid:
                 self.invalid_pools = self.invalid_pools or pool.is_invalid
                 continue
             self.candidates += self.cache.devices(pool)
@@ -386,8 +395,8 @@ class _Run:
                 ]
             else:
                 alternatives = [self.prepare_request(ref, claim_index, request, parent="", is_subrequest=False)]
-            minimum = min(r.num_devices for r in alternatives)
-            if self.f.kube_1_37 and minimum > ALLOCATION_RESULTS_MAX_SIZE - num_devices:
+            minimum = min([r.num_devices for r in alternatives]) if subrequests else alternatives[0].num_devices
+            if self.kube_1_37 and minimum > ALLOCATION_RESULTS_MAX_SIZE - num_devices:
                 raise AllocationError(
                     f"claim {ref}, request {name}: adding {minimum} devices exceeds the claim limit of "
                     f"{ALLOCATION_RESULTS_MAX_SIZE}, with {num_devices} already accounted for"
@@ -414,7 +423,6 @@ class _Run:
         self.requests.append(claim_requests)
         self.constraints.append(constraints)
         self.picked.append([])
-        self.allocating_by_claim.append({})
 
     def prepare_request(
         self, ref: str, claim_index: int, request: Mapping[str, Any], *, parent: str, is_subrequest: bool
@@ -515,33 +523,34 @@ class _Run:
         memo = request.memo.get(position)
         if memo is not None:
             return memo
-        result = self.check_selectable(request, candidate)
-        request.memo[position] = result
-        return result
-
-    def check_selectable(self, request: _Request, candidate: DeviceEntry) -> bool:
         basic = candidate.basic
         if basic is None:
             # Some future device type: cannot be selected.
+            request.memo[position] = False
             return False
-        if candidate.special and self.f.kube_1_37 and not self.f.binding_conditions and basic.get("bindingConditions"):
+        if candidate.special and self.kube_1_37 and not self.f.binding_conditions and basic.get("bindingConditions"):
+            request.memo[position] = False
             return False
         for i, selector in enumerate(request.class_selectors):
             if not self.selector_matches(selector, candidate, basic, request, i, from_class=True):
+                request.memo[position] = False
                 return False
         for i, selector in enumerate(request.selectors):
             if not self.selector_matches(selector, candidate, basic, request, i, from_class=False):
+                request.memo[position] = False
                 return False
+        result = True
         if (
             candidate.special
             and self.f.partitionable_devices
             and (candidate.slice.get("spec") or {}).get("perDeviceNodeSelection")
         ):
             try:
-                return device_node_matches(candidate.device, self.node)
+                result = device_node_matches(candidate.device, self.node)
             except PoolError as err:
                 raise AllocationError(str(err)) from None
-        return True
+        request.memo[position] = result
+        return result
 
     def selector_matches(
         self,
@@ -579,23 +588,30 @@ class _Run:
     # ------------------------------------------------------------ search
 
     def add_device(self, request: _Request, candidate: DeviceEntry, *, must: bool) -> bool:
-        if self.f.kube_1_37 and (
+        if self.kube_1_37 and (
             candidate.special
             or request.capacity_requests is not None
             or (self.taint_rules and candidate.id in self.a.device_taints)
         ):
             return self.add_special_device(request, candidate, must=must)
+        device_id = candidate.id
         if request.admin_access:
-            if self.f.kube_1_37 and candidate.id in self.allocating_by_claim[request.claim_index]:
+            if self.kube_1_37 and self.allocating_for_claim(request.claim_index, device_id):
                 return False
-        elif self.in_use(candidate.id):
+        elif device_id in self.allocating or device_id in self.a.allocated_devices:
             return False
-        if not self.add_constraints(request, candidate, must=must):
+        if self.constraints[request.claim_index] and not self.add_constraints(request, candidate, must=must):
             return False
-        if self.f.kube_1_37 or not request.admin_access:
-            self.mark(request, candidate.id)
-        self.picked[request.claim_index].append(_Picked(request, candidate))
+        # 1.31 never marks an admin-access device; 1.37 marks it for the other claims of the pod.
+        marked = (self.kube_1_37 or not request.admin_access) and device_id not in self.allocating
+        if marked:
+            self.allocating.add(device_id)
+        self.picked[request.claim_index].append((request, candidate, marked, None))
         return True
+
+    def allocating_for_claim(self, claim_index: int, device_id: DeviceID) -> bool:
+        """``allocatingDeviceForClaim``: this claim already takes the device (not as a share)."""
+        return any(entry.id == device_id and share is None for _, entry, _, share in self.picked[claim_index])
 
     def add_constraints(self, request: _Request, candidate: DeviceEntry, *, must: bool) -> bool:
         constraints = self.constraints[request.claim_index]
@@ -612,25 +628,12 @@ class _Run:
                 return False
         return True
 
-    def mark(self, request: _Request, device_id: DeviceID) -> None:
-        self.allocating[device_id] = self.allocating.get(device_id, 0) + 1
-        own = self.allocating_by_claim[request.claim_index]
-        own[device_id] = own.get(device_id, 0) + 1
-
-    def unmark(self, request: _Request, device_id: DeviceID) -> None:
-        for counts in (self.allocating, self.allocating_by_claim[request.claim_index]):
-            left = counts[device_id] - 1
-            if left:
-                counts[device_id] = left
-            else:
-                del counts[device_id]
-
     def add_special_device(self, request: _Request, candidate: DeviceEntry, *, must: bool) -> bool:
         """`add_device` for a device with taints, counters, sharing or binding (1.37 only)."""
         basic = candidate.basic or {}
         device_id = candidate.id
         multi = self.is_multi(candidate)
-        if not multi and request.admin_access and device_id in self.allocating_by_claim[request.claim_index]:
+        if not multi and request.admin_access and self.allocating_for_claim(request.claim_index, device_id):
             return False
         if not request.admin_access and self.in_use(device_id):
             return False
@@ -653,27 +656,33 @@ class _Run:
             if reserve:
                 self.release_counters(candidate, consumes)
             return False
-        picked = _Picked(request, candidate)
+        share: _Share | None = None
+        marked = False
         if multi:
             assert consumed is not None
-            picked.share_id = self.a.new_share_id()
-            picked.consumed = consumed
+            share = _Share(self.a.new_share_id(), consumed)
             allocating = self.allocating_capacity.setdefault(device_id, {})
             for name, amount in consumed.items():
                 allocating[name] = allocating.get(name, Fraction(0)) + amount.value
             self.allocating_shares[device_id] = self.allocating_shares.get(device_id, 0) + 1
-        else:
-            self.mark(request, device_id)
-        self.picked[request.claim_index].append(picked)
+        elif device_id not in self.allocating:
+            self.allocating.add(device_id)
+            marked = True
+        self.picked[request.claim_index].append((request, candidate, marked, share))
         return True
 
     def remove_device(self, request: _Request, candidate: DeviceEntry) -> None:
-        picked = self.picked[request.claim_index].pop()
+        _, _, marked, share = self.picked[request.claim_index].pop()
         for constraint in self.constraints[request.claim_index]:
             constraint.remove(request.names)
-        if picked.consumed is not None and picked.share_id is not None:
+        if marked:
+            self.allocating.discard(candidate.id)
+        if not candidate.special or not self.kube_1_37:
+            return
+        consumes = (candidate.basic or {}).get("consumesCounters")
+        if share is not None:
             allocating = self.allocating_capacity[candidate.id]
-            for name, amount in picked.consumed.items():
+            for name, amount in share.consumed.items():
                 allocating[name] -= amount.value
             shares = self.allocating_shares[candidate.id] - 1
             if shares:
@@ -683,14 +692,9 @@ class _Run:
                 del self.allocating_capacity[candidate.id]
             # Counters were reserved only if the device's capacity was not in use before.
             if not self.capacity_in_use(candidate.id):
-                self.release_counters(candidate, (candidate.basic or {}).get("consumesCounters"))
-            return
-        if self.f.kube_1_37 or not request.admin_access:
-            self.unmark(request, candidate.id)
-        if candidate.special and self.f.kube_1_37:
-            consumes = (candidate.basic or {}).get("consumesCounters")
-            if consumes and self.f.partitionable_devices:
                 self.release_counters(candidate, consumes)
+        elif consumes and self.f.partitionable_devices:
+            self.release_counters(candidate, consumes)
 
     def taint_prevents(self, request: _Request, candidate: DeviceEntry) -> bool:
         taints = list((candidate.basic or {}).get("taints") or ())
@@ -756,25 +760,22 @@ class _Run:
         """Allocate the request at ``group_index`` and everything after it."""
         if group_index == len(self.groups):
             return True
-        if group_index and self.group_claims[group_index] != self.group_claims[group_index - 1]:
-            # A claim's result limit does not reach into the next claim's choices.
-            try:
-                return self.search_request(group_index)
-            except _MaxSize:
-                return False
-        return self.search_request(group_index)
-
-    def search_request(self, group_index: int) -> bool:
         alternatives = self.groups[group_index]
         first = alternatives[0]
-        room = ALLOCATION_RESULTS_MAX_SIZE - len(self.picked[first.claim_index])
         if not first.is_subrequest:
-            if first.num_devices > room and self.f.kube_1_37:
-                raise _MaxSize
+            if self.kube_1_37 and first.num_devices > ALLOCATION_RESULTS_MAX_SIZE - len(self.picked[first.claim_index]):
+                return self.overflow(group_index)
+            if group_index and self.group_claims[group_index] != self.group_claims[group_index - 1]:
+                # A claim's result limit does not reach into the next claim's choices.
+                try:
+                    return self.search(first, group_index, 0, -1)
+                except _MaxSize:
+                    return False
             return self.search(first, group_index, 0, -1)
         # A prioritized list: the first subrequest that leads to a solution wins. When every
         # subrequest would overflow the claim's results, an earlier choice has to change (Go's
         # errAllocationResultMaxSizeExceeded).
+        room = ALLOCATION_RESULTS_MAX_SIZE - len(self.picked[first.claim_index])
         overflow = True
         for request in alternatives:
             if request.num_devices > room:
@@ -788,8 +789,14 @@ class _Run:
                 self.chosen[group_index] = request
                 return True
         if overflow:
-            raise _MaxSize
+            return self.overflow(group_index)
         return False
+
+    def overflow(self, group_index: int) -> bool:
+        """The claim's results would overflow: back out to the claim's last prioritized list, not beyond."""
+        if group_index and self.group_claims[group_index] != self.group_claims[group_index - 1]:
+            return False
+        raise _MaxSize
 
     def search(self, request: _Request, group_index: int, device_index: int, lower_bound: int) -> bool:
         if device_index >= request.num_devices:
@@ -813,9 +820,10 @@ class _Run:
         candidates = self.candidates
         start = lower_bound + 1 if device_index > 0 else 0
         admin = request.admin_access
+        allocating, allocated = self.allocating, self.a.allocated_devices
         for position in range(start, len(candidates)):
             candidate = candidates[position]
-            if not admin and not candidate.special and self.in_use(candidate.id):
+            if not admin and not candidate.special and (candidate.id in allocating or candidate.id in allocated):
                 continue
             if not self.selectable(request, position, candidate):
                 continue
@@ -837,7 +845,7 @@ class _Run:
     # ------------------------------------------------------------ result
 
     def device_result(self, picked: _Picked) -> dict[str, Any]:
-        request, entry = picked.request, picked.entry
+        request, entry, _, share = picked
         out: dict[str, Any] = {
             "request": request.name,
             "driver": entry.id[0],
@@ -856,10 +864,10 @@ class _Run:
                 out["bindingConditions"] = list(basic["bindingConditions"])
             if basic.get("bindingFailureConditions"):
                 out["bindingFailureConditions"] = list(basic["bindingFailureConditions"])
-        if picked.share_id is not None:
-            out["shareID"] = picked.share_id
-        if picked.consumed:
-            out["consumedCapacity"] = {name: amount.text for name, amount in picked.consumed.items()}
+        if share is not None:
+            out["shareID"] = share.share_id
+            if share.consumed:
+                out["consumedCapacity"] = {name: amount.text for name, amount in share.consumed.items()}
         return out
 
     def claim_configs(self, claim_index: int, devices_spec: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -901,8 +909,8 @@ class _Run:
                 )
             try:
                 node_selector = node_selector_for(
-                    [p.entry.slice for p in picked],
-                    devices=[p.entry.device for p in picked] if self.f.kube_1_37 else None,
+                    [p[1].slice for p in picked],
+                    devices=[p[1].device for p in picked] if self.f.kube_1_37 else None,
                     node=self.node,
                 )
             except ResultError as err:
