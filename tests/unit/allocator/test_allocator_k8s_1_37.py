@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from services.kube.feature_gates import RELEASE_1_37, FeatureGates
-from services.kube.structured import AllocatedState, AllocationError, Allocator, Features
+from services.kube.structured import AllocatedState, AllocationError, Allocator, Features, PoolMode, gather_pools
 
 REGION1 = "region-1"
 NODE1, NODE2 = "node-1", "node-2"
@@ -1669,3 +1669,37 @@ def test_features_from_gates(release: str, overrides: dict[str, bool], expected:
     if release == "1.31":
         expected = Features(admin_access=gate_set.dra_admin_access)
     assert Features.from_gates(gate_set) == expected
+
+
+def test_gather_pools_1_37() -> None:
+    """``GatherPools`` of 1.37: sorted by ID, counter slices split off, multi-host pools, incomplete kept, obsolete dropped."""
+    slices = [
+        slice_(SLICE4, NODE1, "pool-b", DRIVER_B, device(DEVICE1)),
+        slice_(
+            SLICE1, NODE1, POOL2, DRIVER_A, device(DEVICE1, consumesCounters=consumes(COUNTER_SET1, c="1")), count=3
+        ),
+        counter_slice(SLICE2, NODE1, POOL2, DRIVER_A, counter_set(COUNTER_SET1, c="2"), count=3),
+        slice_(
+            SLICE3, NODE2, POOL2, DRIVER_A, device(DEVICE2, consumesCounters=consumes(COUNTER_SET1, c="1")), count=3
+        ),
+        slice_(SLICE1, NODE1, POOL1, DRIVER_A, device(DEVICE1), count=2),  # the other slice is missing
+        slice_(SLICE1, NODE1, "pool-old", DRIVER_A, device(DEVICE1), count=2),
+        generation(slice_(SLICE2, NODE2, "pool-old", DRIVER_A, device(DEVICE2), count=2), 2),  # newer elsewhere
+    ]
+    pools = gather_pools(slices, node(NODE1), PoolMode(kube_1_37=True, partitionable_devices=True))
+    assert [(p.driver, p.name, p.is_incomplete, p.is_invalid) for p in pools] == [
+        (DRIVER_A, POOL1, True, False),
+        (DRIVER_A, POOL2, False, False),
+        (DRIVER_B, "pool-b", False, False),
+    ]
+    multi_host = pools[1]
+    assert [s["metadata"]["name"] for s in multi_host.slices] == [SLICE1]
+    assert [s["metadata"]["name"] for s in multi_host.slices_elsewhere] == [SLICE3]
+    assert multi_host.counter_sets == {COUNTER_SET1: {"c": {"value": "2"}}}
+    # 1.31 keeps the slices' order and uses what the node sees.
+    assert [(p.driver, p.name) for p in gather_pools(slices, node(NODE1))] == [
+        (DRIVER_B, "pool-b"),
+        (DRIVER_A, POOL2),
+        (DRIVER_A, POOL1),
+        (DRIVER_A, "pool-old"),
+    ]
