@@ -63,7 +63,14 @@ MODULES: tuple[ModuleSpec, ...] = (
         "meta",
         "1.31",
         META,
-        (META + "Status", META + "DeleteOptions", META + "ObjectMeta", META + "LabelSelector", META + "Condition"),
+        (
+            META + "Status",
+            META + "DeleteOptions",
+            META + "ObjectMeta",
+            META + "LabelSelector",
+            META + "Condition",
+            META + "FieldSelectorRequirement",  # authorization.k8s.io/v1 FieldSelectorAttributes
+        ),
         "meta.k8s.io/v1 types shared by every kind (k8s.io/apimachinery/pkg/apis/meta/v1, Kubernetes 1.31)",
     ),
     ModuleSpec(
@@ -82,6 +89,30 @@ MODULES: tuple[ModuleSpec, ...] = (
             for k in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice", "PodSchedulingContext")
         ),
         "resource.k8s.io/v1alpha3 types (k8s.io/api/resource/v1alpha3, Kubernetes 1.31), the group's storage version",
+    ),
+    ModuleSpec(
+        "coordination_v1",
+        "1.31",
+        "io.k8s.api.coordination.v1.",
+        ("io.k8s.api.coordination.v1.Lease",),
+        "coordination.k8s.io/v1 types: Lease (k8s.io/api/coordination/v1, Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "authentication_v1",
+        "1.31",
+        "io.k8s.api.authentication.v1.",
+        ("io.k8s.api.authentication.v1.SelfSubjectReview",),
+        "authentication.k8s.io/v1 types: SelfSubjectReview (Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "authorization_v1",
+        "1.31",
+        "io.k8s.api.authorization.v1.",
+        (
+            "io.k8s.api.authorization.v1.SelfSubjectAccessReview",
+            "io.k8s.api.authorization.v1.SelfSubjectRulesReview",
+        ),
+        "authorization.k8s.io/v1 types: SelfSubjectAccessReview and SelfSubjectRulesReview (Kubernetes 1.31)",
     ),
     *(
         ModuleSpec(

@@ -19,7 +19,7 @@ import orjson
 
 from services.api.types import registry
 from services.api.types.registry import ResourceType
-from services.apiserver import empty_resources
+from services.apiserver import empty_resources, reviews
 
 GIT_VERSION = "v1.31.0-draplane"
 
@@ -60,6 +60,8 @@ def version_info() -> dict[str, Any]:
 
 
 def verbs(rt: ResourceType) -> list[str]:
+    if reviews.is_review(rt):
+        return list(reviews.VERBS)
     if empty_resources.holds_nothing(rt):
         return list(empty_resources.VERBS)
     if (rt.group, rt.plural) in _NO_DELETECOLLECTION:
@@ -73,14 +75,19 @@ def _group_version(group: str, version: str) -> str:
 
 def groups() -> list[str]:
     seen: list[str] = []
-    for r in registry.RESOURCES:
+    for r in (*registry.RESOURCES, *reviews.RESOURCES):
         if r.group not in seen:
             seen.append(r.group)
     return seen
 
 
+def served_versions(group: str) -> tuple[str, ...]:
+    """The versions of a group: the registry's, or the review groups' own."""
+    return reviews.GROUP_VERSIONS.get(group) or registry.served_versions(group)
+
+
 def resources_of(group: str) -> list[ResourceType]:
-    return [r for r in (*registry.RESOURCES, *empty_resources.RESOURCES) if r.group == group]
+    return [r for r in (*registry.RESOURCES, *empty_resources.RESOURCES, *reviews.RESOURCES) if r.group == group]
 
 
 def api_resource_list(group: str, version: str) -> dict[str, Any]:
@@ -97,7 +104,8 @@ def api_resource_list(group: str, version: str) -> dict[str, Any]:
             entry["shortNames"] = list(rt.short_names)
         if rt.categories:
             entry["categories"] = list(rt.categories)
-        entry["storageVersionHash"] = _hash(f"{group}/{version}/{rt.plural}")
+        if not reviews.is_review(rt):  # kept nowhere, so no storage version (as Kubernetes lists them)
+            entry["storageVersionHash"] = _hash(f"{group}/{version}/{rt.plural}")
         out.append(entry)
         for sub in sorted(rt.subresources):
             sub_group, sub_version, sub_kind = _SUBRESOURCE_KIND.get(sub, (group, version, rt.kind))
@@ -127,7 +135,7 @@ def _hash(text: str) -> str:
 
 
 def api_group(group: str) -> dict[str, Any]:
-    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in registry.served_versions(group)]
+    versions = [{"groupVersion": f"{group}/{v}", "version": v} for v in served_versions(group)]
     return {
         "kind": "APIGroup",
         "apiVersion": "v1",
@@ -196,7 +204,7 @@ def aggregated(core: bool) -> dict[str, Any]:
                 "resources": [_aggregated_resource(rt, v) for rt in sorted(resources_of(g), key=lambda r: r.plural)],
                 "freshness": "Current",
             }
-            for v in registry.served_versions(g)
+            for v in served_versions(g)
         ]
         items.append({"metadata": {"name": g, "creationTimestamp": None}, "versions": versions})
     return {"kind": "APIGroupDiscoveryList", "apiVersion": "apidiscovery.k8s.io/v2", "metadata": {}, "items": items}
@@ -226,5 +234,5 @@ class DiscoveryDocuments:
         self.aggregated_apis = Document.of(aggregated(core=False))
         self.groups = {g: Document.of(api_group(g)) for g in groups() if g}
         self.resource_lists = {
-            (g, v): Document.of(api_resource_list(g, v)) for g in groups() for v in registry.served_versions(g)
+            (g, v): Document.of(api_resource_list(g, v)) for g in groups() for v in served_versions(g)
         }

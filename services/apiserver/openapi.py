@@ -36,6 +36,7 @@ from services.api.types import definition_of as types_definition_of
 from services.api.types import meta as meta_models
 from services.api.types.registry import ResourceType
 from services.api.types.schemas import Definition, Property, schemas
+from services.apiserver import reviews
 from services.apiserver.discovery import Document
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -494,6 +495,40 @@ def resource_paths(rt: ResourceType, version: str) -> dict[str, dict[str, Any]]:
     return paths
 
 
+def review_paths(rt: ResourceType, version: str) -> dict[str, dict[str, Any]]:
+    """The one path of a review kind (`services.apiserver.reviews`): POST to the collection, as Kubernetes has it."""
+    kind_name = definition_name(_model(rt, version))
+    return {
+        f"{_gv_path(rt.group, version)}/{rt.plural}": {
+            "post": _operation(
+                "post",
+                f"create{_op_prefix(rt.group, version)}{rt.kind}",
+                _gvk(rt, version),
+                params=[_DRY_RUN, _FIELD_MANAGER, _FIELD_VALIDATION],
+                ok=kind_name,
+                codes=("200", "201", "202"),
+                body=kind_name,
+            ),
+            "parameters": [_query("pretty", "If 'true', then the output is pretty printed.")],
+        }
+    }
+
+
+def _served_paths() -> list[tuple[str, str, dict[str, dict[str, Any]]]]:
+    """(group, version, paths) of every served resource and review kind."""
+    out = [
+        (rt.group, version, resource_paths(rt, version))
+        for rt in registry.RESOURCES
+        for version in registry.served_versions(rt.group)
+    ]
+    out.extend(
+        (rt.group, version, review_paths(rt, version))
+        for rt in reviews.RESOURCES
+        for version in reviews.GROUP_VERSIONS[rt.group]
+    )
+    return out
+
+
 def _model(rt: ResourceType, version: str) -> type:
     model = MODELS.get((rt.group, version, rt.kind))
     if model is None:
@@ -572,6 +607,10 @@ def build_components() -> dict[str, dict[str, Any]]:
             components[_list_name(name, rt)] = _list_component(rt, version, name)
             # A kind Kubernetes' schemas do not know (none today) is tagged from the registry.
             components[name].setdefault("x-kubernetes-group-version-kind", [_gvk(rt, version)])
+    for rt in reviews.RESOURCES:
+        for version in reviews.GROUP_VERSIONS[rt.group]:
+            name = builder.add(_model(rt, version))
+            components[name].setdefault("x-kubernetes-group-version-kind", [_gvk(rt, version)])
     return components
 
 
@@ -588,9 +627,9 @@ _SECURITY_V3 = {
 
 def v3_document(group: str, version: str, components: dict[str, dict[str, Any]]) -> dict[str, Any]:
     paths: dict[str, Any] = {}
-    for rt in registry.RESOURCES:
-        if rt.group == group and version in registry.served_versions(group):
-            paths.update(resource_paths(rt, version))
+    for g, v, served in _served_paths():
+        if (g, v) == (group, version):
+            paths.update(served)
     schemas = _reachable(_refs(paths), components)
     return {
         "openapi": "3.0.0",
@@ -616,35 +655,34 @@ def _v2_params(params: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def v2_document(components: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Swagger 2.0 of everything, derived from the v3 paths and schemas."""
     paths: dict[str, Any] = {}
-    for rt in registry.RESOURCES:
-        for version in registry.served_versions(rt.group):
-            for path, item in resource_paths(rt, version).items():
-                v2_item: dict[str, Any] = {}
-                for method, op in item.items():
-                    if method == "parameters":
-                        v2_item["parameters"] = _v2_params(op)
-                        continue
-                    v2op = {k: v for k, v in op.items() if k not in ("requestBody", "responses", "parameters")}
-                    params = _v2_params(op["parameters"])
-                    body = op.get("requestBody")
-                    if body:
-                        content = body["content"]
-                        first = next(iter(content.values()))
-                        params.insert(0, {"name": "body", "in": "body", "required": True, "schema": first["schema"]})
-                        v2op["consumes"] = list(content) if method == "patch" else ["*/*"]
-                    v2op["parameters"] = params
-                    v2op["produces"] = list(_RESPONSE_TYPES)
-                    v2op["schemes"] = ["https"]
-                    v2op["responses"] = {
-                        code: (
-                            {"description": r["description"], "schema": next(iter(r["content"].values()))["schema"]}
-                            if "content" in r
-                            else r
-                        )
-                        for code, r in op["responses"].items()
-                    }
-                    v2_item[method] = v2op
-                paths[path] = v2_item
+    for _group, _version, served in _served_paths():
+        for path, item in served.items():
+            v2_item: dict[str, Any] = {}
+            for method, op in item.items():
+                if method == "parameters":
+                    v2_item["parameters"] = _v2_params(op)
+                    continue
+                v2op = {k: v for k, v in op.items() if k not in ("requestBody", "responses", "parameters")}
+                params = _v2_params(op["parameters"])
+                body = op.get("requestBody")
+                if body:
+                    content = body["content"]
+                    first = next(iter(content.values()))
+                    params.insert(0, {"name": "body", "in": "body", "required": True, "schema": first["schema"]})
+                    v2op["consumes"] = list(content) if method == "patch" else ["*/*"]
+                v2op["parameters"] = params
+                v2op["produces"] = list(_RESPONSE_TYPES)
+                v2op["schemes"] = ["https"]
+                v2op["responses"] = {
+                    code: (
+                        {"description": r["description"], "schema": next(iter(r["content"].values()))["schema"]}
+                        if "content" in r
+                        else r
+                    )
+                    for code, r in op["responses"].items()
+                }
+                v2_item[method] = v2op
+            paths[path] = v2_item
     doc = {
         "swagger": "2.0",
         "info": _INFO,
@@ -680,13 +718,10 @@ class OpenAPIDocuments:
     def build(cls) -> OpenAPIDocuments:
         components = build_components()
         v3: dict[str, Document] = {}
-        groups: list[str] = []
-        for rt in registry.RESOURCES:
-            if rt.group not in groups:
-                groups.append(rt.group)
-        for group in groups:
-            for version in registry.served_versions(group):
-                v3[gv_key(group, version)] = Document.of(v3_document(group, version, components))
+        for group, version, _paths in _served_paths():
+            key = gv_key(group, version)
+            if key not in v3:
+                v3[key] = Document.of(v3_document(group, version, components))
         index = {
             "paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={_hash(doc)}"} for key, doc in v3.items()}
         }

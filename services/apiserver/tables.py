@@ -469,6 +469,16 @@ SCHEDULING_COLUMNS = [
     AGE,
 ]
 
+LEASE_COLUMNS = [
+    NAME,
+    _col(
+        "Holder",
+        "holderIdentity contains the identity of the holder of a current lease. If Coordinated Leader Election "
+        "is used, the holder identity must be equal to the elected LeaseCandidate.metadata.name field.",
+    ),
+    AGE,
+]
+
 
 def print_claim(claim: dict[str, Any], now: float) -> Row:
     return [_name(claim), claim_state(claim), _age(claim, now)]
@@ -489,6 +499,10 @@ def print_scheduling(ctx: dict[str, Any], now: float) -> Row:
     return [_name(ctx), (ctx.get("spec") or {}).get("selectedNode", ""), _age(ctx, now)]
 
 
+def print_lease(lease: dict[str, Any], now: float) -> Row:
+    return [_name(lease), (lease.get("spec") or {}).get("holderIdentity") or "", _age(lease, now)]
+
+
 def print_name_age(obj: dict[str, Any], now: float) -> Row:
     return [_name(obj), _age(obj, now)]
 
@@ -501,6 +515,7 @@ _PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], Printer]] = {
     ("resource.k8s.io", "resourceclaims"): (CLAIM_COLUMNS, print_claim),
     ("resource.k8s.io", "resourceslices"): (SLICE_COLUMNS, print_slice),
     ("resource.k8s.io", "podschedulingcontexts"): (SCHEDULING_COLUMNS, print_scheduling),
+    ("coordination.k8s.io", "leases"): (LEASE_COLUMNS, print_lease),
 }
 _DEFAULT = ([NAME, AGE], print_name_age)
 

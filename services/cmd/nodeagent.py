@@ -23,6 +23,7 @@ from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_argum
 from services.cmd.component import run_component
 from services.cmd.driver import default_state_dir
 from services.nodeagent.agent import NodeAgent
+from services.nodeagent.node_lease import RENEW_INTERVAL
 from services.nodeagent.node_object import DEFAULT_CAPACITY
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
@@ -41,6 +42,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument("--address", help="the node's InternalIP (default: derived from its name)")
     p.add_argument("--label", action="append", default=[], metavar="KEY=VALUE", help="an extra node label (repeatable)")
     p.add_argument("--heartbeat-interval", type=float, default=10.0, help="seconds between heartbeats (default 10)")
+    p.add_argument(
+        "--node-lease-renew-interval",
+        type=float,
+        default=RENEW_INTERVAL,
+        help="seconds between renewals of the node's Lease in kube-node-lease (default 10, kubelet's)",
+    )
     p.add_argument("--workers", type=int, default=4, help="pods synced in parallel (default 4)")
     p.add_argument("--metrics-listen", default="", help="HOST:PORT to serve /metrics and /healthz on")
 
@@ -71,6 +78,7 @@ def agent_from(bus: Bus, args: argparse.Namespace) -> NodeAgent:
         address=args.address,
         labels=parse_labels(args.label),
         heartbeat_interval=args.heartbeat_interval,
+        lease_renew_interval=args.node_lease_renew_interval,
         workers=args.workers,
         snapshot=SnapshotStore(state_dir / "nodeagent" / "view.db"),
     )

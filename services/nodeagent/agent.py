@@ -1,4 +1,4 @@
-"""The node agent service: register the Node, heartbeat, and run the pods bound to it.
+"""The node agent service: register the Node, heartbeat, renew its Lease, and run the pods bound to it.
 
 Why this module exists: this is the kubelet's part of DRA, on the log. For
 every pod bound to this node a worker syncs it (one key at a time, like
@@ -20,6 +20,11 @@ with backoff, and at
 once when one of its claims changes. A periodic reconcile unprepares claims
 whose pods are gone (deleted while the agent was down, or force-deleted).
 All writes authenticate as ``system:node:<name>``.
+
+Beside the Node's own heartbeat, the agent renews the node's Lease in
+``kube-node-lease`` as kubelet's lease controller does (`node_lease`): get or
+create it, then move ``renewTime`` forward every ``lease_renew_interval``
+(10 s), retrying a failed write with kubelet's backoff (100 ms doubling to 7 s).
 """
 
 from __future__ import annotations
@@ -36,12 +41,12 @@ from typing import Any
 
 from services.api.admission.authorization import node_user
 from services.api.machinery import status as st
-from services.api.types.registry import RESOURCE_GROUP
+from services.api.types.registry import COORDINATION_GROUP, RESOURCE_GROUP
 from services.bus.port import Bus
 from services.kube.resourceclaim import known_claim_names, pod_claim_keys
 from services.kubeletplugin.api import ClaimRef
 from services.kubeletplugin.unix_socket import PluginClient, PluginUnavailable, client_for
-from services.nodeagent import node_object, pod_status
+from services.nodeagent import node_lease, node_object, pod_status
 from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
 from services.nodeagent.pod_claims import (
     FAILED_PREPARE_PREFIX,
@@ -108,6 +113,8 @@ class NodeAgent:
         arch: str | None = None,
         labels: Mapping[str, str] | None = None,
         heartbeat_interval: float = 10.0,
+        lease_renew_interval: float = node_lease.RENEW_INTERVAL,
+        lease_duration_seconds: int = node_lease.LEASE_DURATION_SECONDS,
         reconcile_interval: float = 60.0,
         workers: int = 4,
         informer: Informer | None = None,
@@ -125,6 +132,8 @@ class NodeAgent:
         self.arch = arch or node_object.go_arch(platform.machine())
         self.labels = dict(labels or {})
         self.heartbeat_interval = heartbeat_interval
+        self.lease_renew_interval = lease_renew_interval
+        self.lease_duration_seconds = lease_duration_seconds
         self.reconcile_interval = reconcile_interval
         self.workers = workers
         self.client_timeout = client_timeout
@@ -171,6 +180,7 @@ class NodeAgent:
             await asyncio.to_thread(self.cache.load)
             await self.register()
             tasks.append(asyncio.create_task(self._heartbeats(), name=f"heartbeat-{self.node}"))
+            tasks.append(asyncio.create_task(self._lease_renewals(), name=f"node-lease-{self.node}"))
             tasks.append(asyncio.create_task(self._reconciles(), name=f"claim-reconcile-{self.node}"))
             workers = run_workers(
                 self.queue,
@@ -265,6 +275,44 @@ class NodeAgent:
                 await self.heartbeat()
             except st.StatusError as err:
                 log.warning("node heartbeat failed", extra={"node": self.node, "code": err.code, "error": str(err)})
+
+    # -- the node's Lease ---------------------------------------------------------
+
+    async def renew_lease(self) -> Obj:
+        """Create the node's Lease, or move its ``renewTime`` to now (kubelet's lease controller ``sync``)."""
+        node = self.informer.store("", "nodes").get("", self.node)
+        leases = self.informer.store(COORDINATION_GROUP, "leases")
+        lease = leases.get(node_lease.NODE_LEASE_NAMESPACE, self.node)
+        if lease is None:
+            fresh = node_lease.new_lease(
+                self.node, node=node, now=self.clock(), duration=self.lease_duration_seconds
+            )
+            try:
+                return await self.client.create(COORDINATION_GROUP, "leases", fresh)
+            except st.StatusError as err:
+                lease = leases.get(node_lease.NODE_LEASE_NAMESPACE, self.node)
+                if err.code != 409 or lease is None:
+                    raise
+        return await self.client.update(
+            COORDINATION_GROUP, "leases", node_lease.renewed(lease, node=node, now=self.clock())
+        )
+
+    async def _lease_renewals(self) -> None:
+        retry = backoff.node_registration()
+        while True:
+            raise_if_cancelling()
+            try:
+                await self.renew_lease()
+            except st.StatusError as err:
+                delay = retry.step()
+                log.warning(
+                    "failed to renew the node lease; trying again",
+                    extra={"node": self.node, "code": err.code, "error": str(err), "retry_in": round(delay, 3)},
+                )
+                await asyncio.sleep(delay)
+                continue
+            retry.reset()
+            await asyncio.sleep(self.lease_renew_interval)
 
     # -- pods -------------------------------------------------------------------
 

@@ -177,6 +177,11 @@ def check_answer(answer: Answer) -> None:
     if answer.status >= 400:
         check_status(answer)
     elif answer.status >= 200 and answer.path.split("?", 1)[0] not in PLAIN_TEXT_PATHS:
+        if answer.doc is None and "/watch/" in answer.path:
+            # A watch answers a stream: one JSON watch event a line (several when several objects exist).
+            events = [parse_body(line, "application/json") for line in answer.body.splitlines() if line.strip()]
+            assert events and all(isinstance(e, dict) and "type" in e for e in events), answer.describe()
+            return
         assert isinstance(answer.doc, dict), answer.describe()
 
 

@@ -346,6 +346,7 @@ def base_manifest(kind: str, name: str | None = None, *, with_status: bool = Fal
         "ResourceClaimTemplate": samples.resource_claim_template,
         "ResourceSlice": lambda: samples.resource_slice(devices=4),
         "PodSchedulingContext": samples.pod_scheduling_context,
+        "Lease": samples.lease,
     }
     obj = makers[kind]()
     if not with_status:

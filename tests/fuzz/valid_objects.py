@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import msgspec
 from hypothesis import strategies as st
 
-from services.api.types import core_v1, meta, resource_v1alpha3
+from services.api.types import coordination_v1, core_v1, meta, resource_v1alpha3
 from services.api.types.base import K8sStruct
 
 T = TypeVar("T")
@@ -574,6 +574,23 @@ def events(draw: st.DrawFn, namespace: st.SearchStrategy[str] = NAMESPACES) -> K
     )
 
 
+def leases(namespace: st.SearchStrategy[str] = NAMESPACES) -> st.SearchStrategy[K8sStruct]:
+    return st.builds(
+        coordination_v1.Lease,
+        metadata=object_meta(name=dns_subdomain(), namespace=namespace, core=False),
+        spec=opt(
+            st.builds(
+                coordination_v1.LeaseSpec,
+                holder_identity=opt(TEXT),
+                lease_duration_seconds=opt(st.integers(1, 2**31 - 1)),
+                lease_transitions=opt(st.integers(0, 2**31 - 1)),
+                acquire_time=opt(MICRO_TIMES),
+                renew_time=opt(MICRO_TIMES),
+            )
+        ),
+    )
+
+
 VALID_OBJECTS: dict[str, Any] = {
     "Namespace": namespaces,
     "Node": nodes,
@@ -584,4 +601,5 @@ VALID_OBJECTS: dict[str, Any] = {
     "ResourceClaimTemplate": resource_claim_templates,
     "ResourceSlice": resource_slices,
     "PodSchedulingContext": pod_scheduling_contexts,
+    "Lease": leases,
 }

@@ -19,6 +19,7 @@ __all__ = [
     "device_class",
     "event",
     "exemplar",
+    "lease",
     "namespace",
     "node",
     "pod",
@@ -408,6 +409,28 @@ def namespace() -> Obj:
                     "message": "All content successfully deleted",
                 }
             ],
+        },
+    }
+
+
+def lease() -> Obj:
+    """A node's heartbeat Lease in kube-node-lease, owned by its Node, with every coordination.k8s.io/v1 field."""
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": _meta(
+            "worker-1",
+            "kube-node-lease",
+            ownerReferences=[
+                {"apiVersion": "v1", "kind": "Node", "name": "worker-1", "uid": "4b1e0f6a-2c3d-4e5f-8a9b-0c1d2e3f4a5b"}
+            ],
+        ),
+        "spec": {
+            "holderIdentity": "worker-1",
+            "leaseDurationSeconds": 40,
+            "acquireTime": "2024-08-13T09:21:07.000000Z",
+            "renewTime": "2024-08-13T09:31:17.123456Z",
+            "leaseTransitions": 0,
         },
     }
 

@@ -76,6 +76,10 @@ row), DRASchedulerFilterTimeout the scheduler's filter timeout: neither has
 fields to drop. Alpha gates draplane does not model (DRADerivedAttributes,
 DRAOptionalNodeOperations, DRAListTypeAttributes, ...) are not handled here.
 
+CoordinatedLeaderElection (beta and off by default in 1.37; not a gate draplane knows, so always off)
+  - Lease ``spec.strategy`` and ``spec.preferredHolder``: dropped unless the
+    old Lease had them (pkg/registry/coordination/lease/strategy.go).
+
 The caller is responsible for the rest of the strategy (a status update keeps
 the old spec, a spec update the old status); this module only drops fields.
 Objects are wire dicts, changed in place. A "set" string field is a non-empty
@@ -86,7 +90,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
+from services.api.types.registry import COORDINATION_GROUP, CORE, RESOURCE_GROUP, ResourceType
 from services.kube.feature_gates import (
     DRA_CONSUMABLE_CAPACITY,
     DRA_DEVICE_BINDING_CONDITIONS,
@@ -124,6 +128,17 @@ def drop_disabled_fields(rt: ResourceType, new: Obj, old: Obj | None, gates: Fea
             drop_disabled_slice_fields(_get(new, "spec"), _get(old, "spec"), gates)
     elif rt.group == CORE and rt.kind == "Pod":
         _pod_dra_fields(new, old, gates)
+    elif rt.group == COORDINATION_GROUP and rt.kind == "Lease":
+        _lease_coordinated_fields(new, old)
+
+
+def _lease_coordinated_fields(new: Obj, old: Obj | None) -> None:
+    """CoordinatedLeaderElection (beta, off by default in 1.37, not a gate here): Lease ``spec.strategy`` and
+    ``spec.preferredHolder`` are dropped unless the old Lease had them (pkg/registry/coordination/lease)."""
+    spec, old_spec = _get(new, "spec"), _get(old, "spec")
+    for field in ("strategy", "preferredHolder"):
+        if old_spec is None or _get(old_spec, field) is None:
+            _pop(spec, field)
 
 
 # --------------------------------------------------------------------------

@@ -13,6 +13,10 @@ chosen over pydantic after measuring both (docs/decisions/models.md).
   ResourceSlice, PodSchedulingContext;
 - `resource_v1`, `resource_v1beta2`, `resource_v1beta1` — Kubernetes 1.37's
   shapes of the group, generated but not served yet (`ALL_MODELS`).
+- `coordination_v1` — Lease;
+- `authentication_v1`, `authorization_v1` — SelfSubjectReview,
+  SelfSubjectAccessReview and SelfSubjectRulesReview, answered by the
+  apiserver and never stored (`services.apiserver.reviews`);
 - `resource_hub` — the group's storage (hub) form: v1beta1's models plus the
   1.31-only classic fields (docs/decisions/api-versions.md).
 
@@ -31,6 +35,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from services.api.types import (
+    authentication_v1,
+    authorization_v1,
+    coordination_v1,
     core_v1,
     meta,
     resource_v1,
@@ -45,6 +52,9 @@ __all__ = [
     "GO_PACKAGES",
     "MODELS",
     "K8sStruct",
+    "authentication_v1",
+    "authorization_v1",
+    "coordination_v1",
     "core_v1",
     "definition_of",
     "meta",
@@ -73,6 +83,10 @@ MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
         ("resource.k8s.io", "v1alpha3", "ResourceClaimTemplate"): resource_v1alpha3.ResourceClaimTemplate,
         ("resource.k8s.io", "v1alpha3", "ResourceSlice"): resource_v1alpha3.ResourceSlice,
         ("resource.k8s.io", "v1alpha3", "PodSchedulingContext"): resource_v1alpha3.PodSchedulingContext,
+        ("coordination.k8s.io", "v1", "Lease"): coordination_v1.Lease,
+        ("authentication.k8s.io", "v1", "SelfSubjectReview"): authentication_v1.SelfSubjectReview,
+        ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"): authorization_v1.SelfSubjectAccessReview,
+        ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"): authorization_v1.SelfSubjectRulesReview,
     }
 )
 
@@ -105,7 +119,17 @@ ALL_MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
 GO_PACKAGES: Mapping[str, str] = MappingProxyType(
     {
         module.__name__: module.DEFINITION_PREFIX.rsplit(".", 2)[1]
-        for module in (meta, core_v1, resource_v1alpha3, resource_v1, resource_v1beta2, resource_v1beta1)
+        for module in (
+            meta,
+            core_v1,
+            resource_v1alpha3,
+            resource_v1,
+            resource_v1beta2,
+            resource_v1beta1,
+            coordination_v1,
+            authentication_v1,
+            authorization_v1,
+        )
     }
 )
 

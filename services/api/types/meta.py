@@ -34,6 +34,12 @@ class DeleteOptions(K8sStruct):
     propagation_policy: str | None = None
 
 
+class FieldSelectorRequirement(K8sStruct):
+    key: str | None = None
+    operator: str | None = None
+    values: list[str] | None = None
+
+
 class LabelSelector(K8sStruct):
     match_expressions: list[LabelSelectorRequirement] | None = None
     match_labels: dict[str, str] | None = None

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 CORE = ""
 RESOURCE_GROUP = "resource.k8s.io"
 V1ALPHA3 = "v1alpha3"
+COORDINATION_GROUP = "coordination.k8s.io"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,8 @@ RESOURCES: tuple[ResourceType, ...] = (
         ("status",),
         "PodSchedulingContextList",
     ),
+    # Node heartbeats (kube-node-lease) and leader election.
+    ResourceType(COORDINATION_GROUP, "v1", "Lease", "leases", "lease", True, (), (), (), "LeaseList"),
 )
 
 _BY_GROUP_RESOURCE = {(r.group, r.plural): r for r in RESOURCES}
@@ -131,4 +134,4 @@ def by_api_version_kind(api_version: str, kind: str) -> ResourceType | None:
 
 def served_versions(group: str) -> tuple[str, ...]:
     """Versions served per group; new versions are added here with a conversion."""
-    return ("v1",) if group == CORE else (V1ALPHA3,)
+    return ("v1",) if group in (CORE, COORDINATION_GROUP) else (V1ALPHA3,)

@@ -83,6 +83,11 @@ class TokenAuthenticator:
         """The file's first token: the one ``draplane up`` writes into its kubeconfig."""
         return next(iter(self._tokens), None)
 
+    def uid(self, token: str) -> str:
+        """The uid column of a token's line ("" for an unknown token)."""
+        record = self._tokens.get(token)
+        return "" if record is None else record.uid
+
 
 def bearer_token(authorization: str | None) -> str | None:
     if not authorization:

@@ -17,11 +17,11 @@ from dataclasses import dataclass
 
 from services.api.types import registry
 from services.api.types.registry import ResourceType
-from services.apiserver import empty_resources
+from services.apiserver import empty_resources, reviews
 from services.apiserver.http.errors import not_found_path
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
-_GROUPS = frozenset(r.group for r in registry.RESOURCES)
+_GROUPS = frozenset(r.group for r in registry.RESOURCES) | frozenset(reviews.GROUP_VERSIONS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +41,8 @@ class GroupVersion:
 
 
 def is_served(group: str, version: str) -> bool:
+    if group in reviews.GROUP_VERSIONS:
+        return version in reviews.GROUP_VERSIONS[group]
     return group in _GROUPS and version in registry.served_versions(group)
 
 
@@ -81,7 +83,11 @@ def parse(path: str) -> ResourceRoute | GroupVersion | None:
         namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         raise not_found_path()
-    rt = registry.by_resource(group, rest[0]) or empty_resources.by_resource(group, rest[0])
+    rt = (
+        registry.by_resource(group, rest[0])
+        or empty_resources.by_resource(group, rest[0])
+        or reviews.by_resource(group, rest[0])
+    )
     if rt is None:
         raise not_found_path()
     name = rest[1] if len(rest) > 1 else None

@@ -12,6 +12,7 @@ encoded once at start-up and served as bytes with an ETag.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import ssl
 from collections.abc import Awaitable, Callable, Sequence
@@ -21,12 +22,13 @@ from typing import Any
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_LATEST as METRICS_CONTENT_TYPE
 
-from services.apiserver import empty_resources
+from services.api.admission.authorization import Authorizer
+from services.apiserver import empty_resources, reviews
 from services.apiserver.backend import Backend
 from services.apiserver.discovery import DiscoveryDocuments, Document
-from services.apiserver.http import connect, create, delete, get, patch, update, watch
+from services.apiserver.http import connect, create, delete, get, patch, review, update, watch
 from services.apiserver.http import list as list_handler
-from services.apiserver.http.auth import Authenticator, WatchLimiter, authenticate
+from services.apiserver.http.auth import Authenticator, TokenAuthenticator, WatchLimiter, authenticate, bearer_token
 from services.apiserver.http.errors import FORMAT_KEY, error_middleware, method_not_allowed, not_found_path
 from services.apiserver.http.negotiation import DISCOVERY_V2, negotiate, not_acceptable
 from services.apiserver.http.routing import GroupVersion, ResourceRoute, parse
@@ -195,6 +197,10 @@ def _handler(request: web.Request, route: ResourceRoute) -> tuple[Handler, bool]
     sub = route.subresource
     if empty_resources.holds_nothing(route.rt) and method not in _READ_METHODS:
         raise method_not_allowed()
+    if reviews.is_review(route.rt):
+        if method != "POST" or route.name is not None or route.watch_path:
+            raise method_not_allowed()
+        return _review_handler(request), False
     is_watch = route.watch_path or request.query.get("watch", "") in ("1", "true", "True", "t", "T", "TRUE")
     if sub == "binding":
         if method == "POST":
@@ -227,6 +233,14 @@ def _handler(request: web.Request, route: ResourceRoute) -> tuple[Handler, bool]
     if method == "DELETE" and sub is None:
         return delete.delete, False
     raise method_not_allowed()
+
+
+def _review_handler(request: web.Request) -> Handler:
+    """The review handler, bound to the authorizer writes get (anonymous writes exactly when anonymous access)."""
+    authenticator, anonymous = request.app[AUTH]
+    token = bearer_token(request.headers.get("Authorization"))
+    uid = authenticator.uid(token) if token is not None and isinstance(authenticator, TokenAuthenticator) else ""
+    return functools.partial(review.review, authorizer=Authorizer(anonymous_writes=anonymous), uid=uid)
 
 
 async def _resource(request: web.Request, route: ResourceRoute, user: Any) -> web.StreamResponse:

@@ -70,6 +70,13 @@ async def watch(scope: Scope) -> web.StreamResponse:
     as_table = scope.output.shape == "table"
     partial = scope.output.shape == "partial"
 
+    if scope.request.method == "HEAD":
+        # A response to HEAD carries no body, so no stream (Go's server drops a HEAD handler's writes).
+        resp = web.StreamResponse(status=200)
+        resp.content_type = "application/json"
+        await resp.prepare(scope.request)
+        await resp.write_eof()
+        return resp
     with scope.settings.watch_limiter.hold(scope.user.name):
         resp = web.StreamResponse(status=200)
         resp.content_type = "application/json"

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Any
 
 from claim_fixtures import NS, RG, claim, claim_controller, from_template, garbage_collector, pod, template
 
+from services.nodeagent import node_lease, node_object
 from services.runtime.client import Client
 from services.testing.harness import LogHarness
 from tests.support.eventually import eventually
@@ -186,3 +188,17 @@ async def test_generated_claims_go_with_their_pod(log: LogHarness, admin: Client
         assert get_claim(admin, name) is not None
         await admin.delete("", "pods", NS, "web-0", gracePeriodSeconds=0)
         await eventually(lambda: get_claim(admin, name) is None, what="the generated claim collected")
+
+
+
+async def test_a_deleted_node_takes_its_lease_with_it(log: LogHarness, admin: Client) -> None:
+    """The node agent's Lease names its Node as owner (as kubelet's does), so the collector removes it."""
+    node = await admin.create("", "nodes", node_object.new_node("node-x", arch="amd64"))
+    lease = node_lease.new_lease("node-x", node=node, now=datetime(2026, 12, 2, 4, 0, 0, tzinfo=UTC))
+    await admin.create("coordination.k8s.io", "leases", lease, namespace="kube-node-lease")
+    async with garbage_collector(log):
+        await admin.delete("", "nodes", "", "node-x")
+        await eventually(
+            lambda: admin.get("coordination.k8s.io", "leases", "kube-node-lease", "node-x") is None,
+            what="the node's lease collected",
+        )

@@ -66,6 +66,39 @@ async def test_registers_its_node_and_heartbeats(log: LogHarness, admin: Client,
         assert later["lastTransitionTime"] == first["lastTransitionTime"]
 
 
+async def test_creates_and_renews_its_node_lease_as_kubelet_does(
+    log: LogHarness, admin: Client, state_dir: Path
+) -> None:
+    """kubelet's node lease: kube-node-lease/<node>, held by the node for 40 s, owned by the Node, renewed."""
+    ticks = itertools.count()
+    clock = lambda: T0 + timedelta(seconds=next(ticks))  # noqa: E731 - every reading a second later
+    async with running_agent(log, "node-a", state_dir, lease_renew_interval=0.05, clock=clock):
+        node = admin.get("", "nodes", "", "node-a")
+        assert node is not None
+
+        def lease() -> dict[str, Any] | None:
+            return admin.get("coordination.k8s.io", "leases", "kube-node-lease", "node-a")
+
+        first = await eventually(lease, what="the node lease")
+        assert first["spec"]["holderIdentity"] == "node-a"
+        assert first["spec"]["leaseDurationSeconds"] == 40
+        assert first["metadata"]["ownerReferences"] == [
+            {"apiVersion": "v1", "kind": "Node", "name": "node-a", "uid": node["metadata"]["uid"]}
+        ]
+        later = await eventually(
+            lease, until=lambda current: current["spec"]["renewTime"] > first["spec"]["renewTime"], what="a renewal"
+        )
+        assert later["metadata"]["uid"] == first["metadata"]["uid"]
+        assert later["spec"]["renewTime"].endswith("Z") and "." in later["spec"]["renewTime"]
+
+        # A lease deleted under the agent is created again (kubelet: the update fails, ensureLease creates it).
+        await admin.delete("coordination.k8s.io", "leases", "kube-node-lease", "node-a")
+        await eventually(
+            lease, until=lambda current: bool(current) and current["metadata"]["uid"] != first["metadata"]["uid"],
+            what="a new lease",
+        )
+
+
 def running(admin: Client, name: str) -> dict[str, Any] | None:
     p = admin.get("", "pods", NS, name)
     return p if p and p["status"].get("phase") == "Running" else None

@@ -48,6 +48,7 @@ SAMPLES: list[tuple[str, str, Callable[[], Obj]]] = [
     ("resource.k8s.io", "ResourceClaimTemplate", samples.resource_claim_template),
     ("resource.k8s.io", "ResourceSlice", samples.resource_slice),
     ("resource.k8s.io", "PodSchedulingContext", samples.pod_scheduling_context),
+    ("coordination.k8s.io", "Lease", samples.lease),
 ]
 KINDS = [(rt.group, rt.kind) for rt in registry.RESOURCES]
 

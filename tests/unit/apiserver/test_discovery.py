@@ -24,7 +24,12 @@ async def test_legacy_api_and_apis(client: Any) -> None:
     assert doc["kind"] == "APIVersions" and doc["versions"] == ["v1"]
     doc = await (await client.get("/apis")).json()
     assert doc["kind"] == "APIGroupList"
-    assert [g["name"] for g in doc["groups"]] == ["resource.k8s.io"]
+    assert [g["name"] for g in doc["groups"]] == [
+        "resource.k8s.io",
+        "coordination.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+    ]
     assert doc["groups"][0]["preferredVersion"]["groupVersion"] == "resource.k8s.io/v1alpha3"
     doc = await (await client.get("/apis/resource.k8s.io")).json()
     assert doc["kind"] == "APIGroup" and doc["name"] == "resource.k8s.io"
@@ -62,8 +67,13 @@ async def test_aggregated_discovery(client: Any) -> None:
     assert r.headers["Content-Type"] == DISCOVERY_V2
     doc = await r.json()
     assert doc["kind"] == "APIGroupDiscoveryList" and doc["apiVersion"] == "apidiscovery.k8s.io/v2"
-    (group,) = doc["items"]
+    group, *others = doc["items"]
     assert group["metadata"]["name"] == "resource.k8s.io"
+    assert [g["metadata"]["name"] for g in others] == [
+        "coordination.k8s.io",
+        "authentication.k8s.io",
+        "authorization.k8s.io",
+    ]
     resources = {r["resource"]: r for r in group["versions"][0]["resources"]}
     claims = resources["resourceclaims"]
     assert claims["scope"] == "Namespaced"
@@ -101,3 +111,35 @@ async def test_discovery_refuses_writes(client: Any) -> None:
     r = await client.post("/api/v1", data=b"{}")
     assert r.status == 405
     assert (await r.json())["reason"] == "MethodNotAllowed"
+
+
+async def test_leases_and_reviews_as_kubernetes_lists_them(client: Any) -> None:
+    """Leases are a stored, namespaced resource; the self-subject reviews are create-only and stored nowhere.
+
+    Expected from kube-apiserver 1.31's /apis/authorization.k8s.io/v1: the reviews have the one verb
+    ``create`` and no ``storageVersionHash``."""
+    doc = await (await client.get("/apis/coordination.k8s.io/v1")).json()
+    (leases,) = doc["resources"]
+    assert (leases["name"], leases["kind"], leases["namespaced"]) == ("leases", "Lease", True)
+    assert set(leases["verbs"]) == {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"}
+    doc = await (await client.get("/apis/authorization.k8s.io/v1")).json()
+    assert doc["resources"] == [
+        {
+            "name": "selfsubjectaccessreviews",
+            "singularName": "selfsubjectaccessreview",
+            "namespaced": False,
+            "kind": "SelfSubjectAccessReview",
+            "verbs": ["create"],
+        },
+        {
+            "name": "selfsubjectrulesreviews",
+            "singularName": "selfsubjectrulesreview",
+            "namespaced": False,
+            "kind": "SelfSubjectRulesReview",
+            "verbs": ["create"],
+        },
+    ]
+    doc = await (await client.get("/apis/authentication.k8s.io/v1")).json()
+    assert [(r["name"], r["verbs"]) for r in doc["resources"]] == [("selfsubjectreviews", ["create"])]
+    doc = await (await client.get("/apis/authentication.k8s.io")).json()
+    assert doc["preferredVersion"] == {"groupVersion": "authentication.k8s.io/v1", "version": "v1"}

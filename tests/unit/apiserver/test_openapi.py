@@ -111,3 +111,40 @@ async def test_namespaces_finalize_is_described_as_put_only(client: Any) -> None
     item = doc["paths"]["/api/v1/namespaces/{name}/finalize"]
     assert item["put"]["operationId"] == "replaceCoreV1NamespaceFinalize"
     assert not {"get", "patch", "post", "delete"} & set(item)
+
+
+@pytest.mark.parametrize(
+    ("key", "path", "operation", "kind"),
+    [
+        (
+            "apis/authentication.k8s.io/v1",
+            "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+            "createAuthenticationV1SelfSubjectReview",
+            "SelfSubjectReview",
+        ),
+        (
+            "apis/authorization.k8s.io/v1",
+            "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+            "createAuthorizationV1SelfSubjectAccessReview",
+            "SelfSubjectAccessReview",
+        ),
+        (
+            "apis/authorization.k8s.io/v1",
+            "/apis/authorization.k8s.io/v1/selfsubjectrulesreviews",
+            "createAuthorizationV1SelfSubjectRulesReview",
+            "SelfSubjectRulesReview",
+        ),
+    ],
+)
+async def test_reviews_are_post_only(client: Any, key: str, path: str, operation: str, kind: str) -> None:
+    """As kube-apiserver's /openapi/v3 has them: one path, one POST, the kind's own schema in and out."""
+    doc = await _v3(client, key)
+    item = doc["paths"][path]
+    assert set(item) == {"post", "parameters"}
+    post = item["post"]
+    assert post["operationId"] == operation
+    assert post["x-kubernetes-group-version-kind"] == {"group": key.split("/")[1], "kind": kind, "version": "v1"}
+    schema = post["requestBody"]["content"]["*/*"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    assert schema.endswith(f".v1.{kind}") and schema in doc["components"]["schemas"]
+    v2 = await (await client.get("/openapi/v2", headers={"Accept": "application/json"})).json()
+    assert set(v2["paths"][path]) == {"post", "parameters"}

@@ -261,3 +261,14 @@ async def test_table_over_http(client: Any, backend: Any) -> None:
         headers={"Accept": "application/json;as=Table;v=v1;g=meta.k8s.io"},
     )
     assert "object" not in (await r.json())["rows"][0]
+
+
+def test_lease_rows() -> None:
+    """kubectl get leases: NAME, HOLDER, AGE (pkg/printers/internalversion's printLease)."""
+    rt = by_resource("coordination.k8s.io", "leases")
+    assert rt is not None
+    columns, _ = tables.printer(rt)
+    assert [c["name"] for c in columns] == ["Name", "Holder", "Age"]
+    held = {"metadata": {"name": "node-1", "creationTimestamp": T0}, "spec": {"holderIdentity": "node-1"}}
+    free = {"metadata": {"name": "election", "creationTimestamp": T0}, "spec": {}}
+    assert [r["cells"] for r in tables.rows(rt, [held, free], now=NOW)] == [["node-1", "node-1", "5m"], ["election", "", "5m"]]

@@ -135,3 +135,100 @@ def test_authorization_table(a: Attributes, message: str | None) -> None:
 
 def test_anonymous_writes_only_in_the_demo() -> None:
     assert admit(attrs("CREATE", CLAIMS, ANON), anonymous_writes=True) is None
+
+
+# --- node leases, and the one decision can-i asks ------------------------------------------------------------
+
+LEASES = registry.by_resource("coordination.k8s.io", "leases")
+
+
+def lease_attrs(op: str, user: UserInfo, *, namespace: str = "kube-node-lease", name: str = "node-a") -> Attributes:
+    new = {"metadata": {"name": name, "namespace": namespace}} if op != "DELETE" else None
+    return Attributes(op, LEASES, namespace, "" if op == "CREATE" else name, user, new=new)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("a", "message"),
+    [
+        (lease_attrs("CREATE", NODE_A), None),
+        (lease_attrs("UPDATE", NODE_A), None),
+        (lease_attrs("DELETE", NODE_A), None),
+        (
+            lease_attrs("CREATE", NODE_A, name="node-b"),
+            "leases.coordination.k8s.io is forbidden: can only access node lease with the same name as the requesting node",
+        ),
+        (
+            lease_attrs("UPDATE", NODE_A, name="node-b"),
+            'leases.coordination.k8s.io "node-b" is forbidden: can only access node lease with the same name as '
+            "the requesting node",
+        ),
+        (
+            lease_attrs("UPDATE", NODE_A, namespace="kube-system"),
+            'leases.coordination.k8s.io "node-a" is forbidden: can only access leases in the "kube-node-lease" '
+            "system namespace",
+        ),
+        (lease_attrs("CREATE", SCHED, namespace="kube-system", name="kube-scheduler"), None),
+        (
+            lease_attrs("CREATE", BOB, namespace="default", name="mine"),
+            'leases.coordination.k8s.io is forbidden: User "bob" cannot create resource "leases" in API group '
+            '"coordination.k8s.io" in the namespace "default"',
+        ),
+    ],
+)
+def test_node_leases(a: Attributes, message: str | None) -> None:
+    """NodeRestriction's admitLease (plugin/pkg/admission/noderestriction, Kubernetes 1.37), messages verbatim."""
+    assert admit(a) == message
+
+
+USERS = [NODE_A, SCHED, KCM, ADMIN, BOB, ANON, UserInfo("system:serviceaccount:kube-system:dra-controller")]
+OPERATIONS = [("CREATE", ""), ("UPDATE", ""), ("DELETE", ""), ("UPDATE", "status"), ("CREATE", "binding")]
+
+
+@pytest.mark.parametrize("anonymous_writes", [False, True])
+@pytest.mark.parametrize("user", USERS, ids=lambda u: u.name)
+def test_allowed_is_what_the_authorization_plugin_does_on_a_write(user: UserInfo, anonymous_writes: bool) -> None:
+    """Every resource draplane stores, every write: `allowed` (what can-i asks) agrees with `admit`."""
+    authorizer = Authorizer(anonymous_writes=anonymous_writes)
+    for rt in registry.RESOURCES:
+        for op, sub in OPERATIONS:
+            a = Attributes(op, rt, "default" if rt.namespaced else "", "x", user, subresource=sub)  # type: ignore[arg-type]
+            try:
+                authorizer.admit(a, None)  # type: ignore[arg-type]
+                admitted = True
+            except StatusError:
+                admitted = False
+            verb = op.lower()
+            assert authorizer.allowed(user, verb=verb, resource=rt.plural, subresource=sub, group=rt.group) == admitted
+            # a patch reaches admission as the update it becomes
+            if op == "UPDATE":
+                assert authorizer.allowed(user, verb="patch", resource=rt.plural, subresource=sub) == admitted
+
+
+@pytest.mark.parametrize("verb", ["get", "list", "watch"])
+def test_reads_are_allowed_to_everyone(verb: str) -> None:
+    assert all(Authorizer().allowed(u, verb=verb, resource="pods") for u in USERS)
+
+
+def test_a_rule_names_a_resource_of_its_own_group() -> None:
+    authorizer = Authorizer()
+    assert authorizer.allowed(NODE_A, verb="create", resource="resourceslices", group="resource.k8s.io")
+    assert not authorizer.allowed(NODE_A, verb="create", resource="resourceslices", group="example.com")
+    # the garbage collector's "update *" is every group's
+    assert authorizer.allowed(KCM, verb="update", resource="widgets", group="example.com")
+
+
+def test_rules_list_what_allowed_allows() -> None:
+    authorizer = Authorizer()
+    assert [(r.verbs, r.api_groups, r.resources) for r in authorizer.rules(ADMIN)] == [(("*",), ("*",), ("*",))]
+    assert [(r.verbs, r.api_groups, r.resources) for r in authorizer.rules(BOB)] == [
+        (("get", "list", "watch"), ("*",), ("*",))
+    ]
+    node_rules = {(r.api_groups, r.resources): r.verbs for r in authorizer.rules(NODE_A)}
+    assert node_rules[(("coordination.k8s.io",), ("leases",))] == ("create", "delete", "update")
+    assert node_rules[(("",), ("pods/status",))] == ("update",)
+    for (groups, resources), verbs in node_rules.items():
+        resource, _, sub = resources[0].partition("/")
+        for verb in verbs:
+            assert authorizer.allowed(NODE_A, verb=verb, resource=resource, subresource=sub, group=groups[0])
+    assert [(r.verbs, r.urls) for r in authorizer.non_resource_rules(BOB)] == [(("get",), ("*",))]
+    assert Authorizer(anonymous_writes=True).rules(ANON) == authorizer.rules(ADMIN)

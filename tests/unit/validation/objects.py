@@ -286,6 +286,22 @@ def namespace() -> Obj:
     }
 
 
+def lease() -> Obj:
+    """A node's heartbeat Lease, as the node agent (and kubelet) writes it."""
+    return {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {
+            "name": "node-1",
+            "namespace": "kube-node-lease",
+            "uid": UID,
+            "resourceVersion": "1",
+            "ownerReferences": [{"apiVersion": "v1", "kind": "Node", "name": "node-1", "uid": UID}],
+        },
+        "spec": {"holderIdentity": "node-1", "leaseDurationSeconds": 40, "renewTime": "2026-12-02T04:01:09.739820Z"},
+    }
+
+
 def event() -> Obj:
     return {
         "apiVersion": "v1",

@@ -17,6 +17,7 @@ from .objects import (
     claim,
     device_class,
     event,
+    lease,
     namespace,
     node,
     pod,
@@ -36,6 +37,7 @@ REALISTIC: dict[str, Callable[[], Obj]] = {
     "ResourceClaimTemplate": template,
     "ResourceSlice": resource_slice,
     "PodSchedulingContext": scheduling_context,
+    "Lease": lease,
 }
 
 

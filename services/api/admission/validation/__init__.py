@@ -31,7 +31,7 @@ Modules, by concept: `names` (formats and messages), `object_meta`,
 `resource_claim`, `resource_claim_template`, `device_class`,
 `resource_slice`, `pod_scheduling_context`, `pod_claims`, `resources`,
 `containers`, `tolerations`, `pod`, `pod_update`, `node`, `namespace`,
-`event`.
+`event`, `lease` (coordination.k8s.io, as 1.37).
 """
 
 from __future__ import annotations
@@ -46,6 +46,7 @@ from services.api.admission.validation.device_taint_rule import (
     validate_device_taint_rule_update,
 )
 from services.api.admission.validation.event import validate_event
+from services.api.admission.validation.lease import validate_lease, validate_lease_update
 from services.api.admission.validation.names import path_segment_name
 from services.api.admission.validation.namespace import (
     validate_namespace,
@@ -75,7 +76,7 @@ from services.api.admission.validation.resource_claim_template import (
 )
 from services.api.admission.validation.resource_slice import validate_resource_slice, validate_resource_slice_update
 from services.api.machinery.field_errors import FieldError
-from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
+from services.api.types.registry import COORDINATION_GROUP, CORE, RESOURCE_GROUP, ResourceType
 
 __all__ = ["validate_create", "validate_pod_binding", "validate_status_update", "validate_update"]
 
@@ -99,6 +100,7 @@ _CREATE: dict[tuple[str, str], Create] = {
     (RESOURCE_GROUP, "ResourceSlice"): validate_resource_slice,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context,
     (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule,
+    (COORDINATION_GROUP, "Lease"): validate_lease,
 }
 
 _UPDATE: dict[tuple[str, str], Update] = {
@@ -112,6 +114,7 @@ _UPDATE: dict[tuple[str, str], Update] = {
     (RESOURCE_GROUP, "ResourceSlice"): validate_resource_slice_update,
     (RESOURCE_GROUP, "PodSchedulingContext"): validate_pod_scheduling_context_update,
     (RESOURCE_GROUP, "DeviceTaintRule"): validate_device_taint_rule_update,
+    (COORDINATION_GROUP, "Lease"): validate_lease_update,
 }
 
 _STATUS_UPDATE: dict[tuple[str, str], Update] = {
