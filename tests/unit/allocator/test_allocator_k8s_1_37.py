@@ -543,6 +543,18 @@ CASES: dict[str, Case] = {
             )
         ],
     ),
+    "prioritized-list-allocation-mode-all-multiple-requests": Case(
+        PRIORITIZED,
+        claims=[
+            claim(CLAIM0, request(REQ0, CLASS_A), prioritized(REQ1, all_request(SUB0, CLASS_A), request(SUB1, CLASS_A)))
+        ],
+        classes=A_CLASS,
+        slices=TWO_DEVICES,
+        node=node(NODE1),
+        expect=[
+            allocation(HERE, result(REQ0, DRIVER_A, POOL1, DEVICE1), result(f"{REQ1}/{SUB1}", DRIVER_A, POOL1, DEVICE2))
+        ],
+    ),
     "prioritized-list-too-many-in-first-subrequest": Case(
         PRIORITIZED,
         claims=[claim(CLAIM0, prioritized(REQ0, request(SUB0, CLASS_B, 500), request(SUB1, CLASS_A, 1)))],
@@ -1324,6 +1336,68 @@ CASES: dict[str, Case] = {
                 shared(REQ1, DRIVER_A, POOL1, DEVICE2, {CAPACITY0: "2"}),
             )
         ],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-filter-out-insufficient-capacity": Case(
+        CONSUMABLE,
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A, capacity=capacity_request("2")))],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, {CAPACITY0: "2"}, allowMultipleAllocations=True),
+                device(DEVICE2, {CAPACITY0: "1"}, allowMultipleAllocations=True),
+            )
+        ],
+        node=node(NODE1),
+        expect=[allocation(HERE, shared(REQ0, DRIVER_A, POOL1, DEVICE1, {CAPACITY0: "2"}))],
+    ),
+    "consumable-capacity-multi-allocatable-device-allocation-mode-all-in-use-insufficient": Case(
+        # device-1's capacity is used up but it still matches: "All" fails rather than take device-2 alone.
+        CONSUMABLE,
+        allocated_capacity={(DRIVER_A, POOL1, DEVICE1): {CAPACITY0: Fraction(1)}},
+        claims=[claim(CLAIM0, all_request(REQ0, CLASS_A, capacity=capacity_request("1")))],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                device(DEVICE1, {CAPACITY0: "1"}, allowMultipleAllocations=True),
+                device(DEVICE2, {CAPACITY0: "1"}, allowMultipleAllocations=True),
+            )
+        ],
+        node=node(NODE1),
+        expect=None,
+    ),
+    "consumable-capacity-multi-allocatable-device-with-subrequest": Case(
+        gates(consumable_capacity=True, prioritized_list=True),
+        claims=[
+            claim(
+                CLAIM0,
+                prioritized(
+                    REQ0,
+                    request(SUB0, CLASS_A, capacity=capacity_request("4")),
+                    request(SUB1, CLASS_A, capacity=capacity_request("2")),
+                    request(SUB1, CLASS_A),
+                ),
+            )
+        ],
+        classes=A_CLASS,
+        slices=[
+            slice_(
+                SLICE1,
+                NODE1,
+                POOL1,
+                DRIVER_A,
+                {"name": DEVICE1, "basic": {"allowMultipleAllocations": True, "capacity": range_policy("2")}},
+            )
+        ],
+        node=node(NODE1),
+        expect=[allocation(HERE, shared(f"{REQ0}/{SUB1}", DRIVER_A, POOL1, DEVICE1, {CAPACITY0: "2"}))],
     ),
     "consumable-capacity-with-multi-allocatable-device-backtrack": Case(
         CONSUMABLE,
