@@ -203,7 +203,7 @@ def build_core(
         scheduling_contexts=ObjectStore() if control_plane_controller else None,
         enabled=dra_enabled,
         control_plane_controller=control_plane_controller,
-        features=Features(admin_access=gates.dra_admin_access),
+        features=Features.from_gates(gates),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
     core = SchedulerCore(

@@ -10,6 +10,12 @@ fully qualified (``gpu.example.com/model``); a device of driver
 Constraints are monotonic, which lets the search prune early: once a device
 violates one, adding more devices cannot fix it. ``add``/``remove`` pairs keep
 the state exact while the allocator backtracks.
+
+Since 1.33 a constraint may name a request of a prioritized list by its own
+name (every subrequest) or as ``<request>/<subrequest>``: a request goes by
+one name, a subrequest by both (`RequestNames`). 1.36's
+``distinctAttribute`` (DRAConsumableCapacity) is the opposite of
+``matchAttribute``: no two affected devices share a value.
 """
 
 from __future__ import annotations
@@ -21,6 +27,9 @@ AttributeValue = tuple[str, Any]
 """(kind, value) with kind one of int, bool, string, version."""
 
 _KINDS = ("string", "int", "bool", "version")
+
+RequestNames = tuple[str, ...]
+"""The names a constraint may use for a request: ``(request,)`` or ``(request, request/subrequest)``."""
 
 
 def attribute_value(attr: Mapping[str, Any]) -> AttributeValue | None:
@@ -54,11 +63,13 @@ class MatchAttributeConstraint:
         self.value: AttributeValue | None = None
         self.num_devices = 0
 
-    def applies_to(self, request_name: str) -> bool:
-        return not self.request_names or request_name in self.request_names
+    def applies_to(self, names: RequestNames) -> bool:
+        if not self.request_names:
+            return True
+        return any(name in self.request_names for name in names)
 
-    def add(self, request_name: str, attributes: Mapping[str, Mapping[str, Any]], driver: str) -> bool:
-        if not self.applies_to(request_name):
+    def add(self, names: RequestNames, attributes: Mapping[str, Mapping[str, Any]], driver: str) -> bool:
+        if not self.applies_to(names):
             return True
         value = lookup_attribute(attributes, driver, self.attribute_name)
         if value is None:
@@ -72,6 +83,38 @@ class MatchAttributeConstraint:
         self.num_devices += 1
         return True
 
-    def remove(self, request_name: str) -> None:
-        if self.applies_to(request_name):
+    def remove(self, names: RequestNames) -> None:
+        if self.applies_to(names):
             self.num_devices -= 1
+
+
+class DistinctAttributeConstraint:
+    """No two affected devices share a value of ``attribute_name`` (every device must have it)."""
+
+    __slots__ = ("attribute_name", "request_names", "values")
+
+    def __init__(self, attribute_name: str, request_names: frozenset[str]) -> None:
+        self.attribute_name = attribute_name
+        self.request_names = request_names
+        self.values: list[AttributeValue] = []
+
+    def applies_to(self, names: RequestNames) -> bool:
+        if not self.request_names:
+            return True
+        return any(name in self.request_names for name in names)
+
+    def add(self, names: RequestNames, attributes: Mapping[str, Mapping[str, Any]], driver: str) -> bool:
+        if not self.applies_to(names):
+            return True
+        value = lookup_attribute(attributes, driver, self.attribute_name)
+        if value is None or value in self.values:
+            return False
+        self.values.append(value)
+        return True
+
+    def remove(self, names: RequestNames) -> None:
+        if self.applies_to(names):
+            self.values.pop()
+
+
+Constraint = MatchAttributeConstraint | DistinctAttributeConstraint

@@ -62,17 +62,34 @@ def class_and_claim_configs(
     return configs
 
 
-def node_selector_for(slices: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
-    """Where an allocation from these slices is usable; None means everywhere."""
+def node_selector_for(
+    slices: Sequence[Mapping[str, Any]],
+    *,
+    devices: Sequence[Mapping[str, Any]] | None = None,
+    node: Mapping[str, Any] | None = None,
+) -> dict[str, Any] | None:
+    """Where an allocation from these slices is usable; None means everywhere.
+
+    With ``devices`` (1.37, one per slice), a ``perDeviceNodeSelection``
+    slice's device says where it is, and a device with a node name or
+    ``bindsToNode`` pins the allocation to ``node``, the node allocated for.
+    """
     match_fields: list[dict[str, Any]] = []
     match_expressions: list[dict[str, Any]] = []
-    for slice_ in slices:
+    for i, slice_ in enumerate(slices):
         spec = slice_.get("spec") or {}
-        node_name = spec.get("nodeName")
+        where: Mapping[str, Any] = spec
+        if devices is not None:
+            basic = devices[i].get("basic") or {}
+            if spec.get("perDeviceNodeSelection"):
+                where = basic
+            if where.get("nodeName") or basic.get("bindsToNode"):
+                return node_name_selector(str(((node or {}).get("metadata") or {}).get("name", "")))
+        node_name = where.get("nodeName")
         if node_name:
             # One node-local device restricts the allocation to that node.
             return node_name_selector(str(node_name))
-        selector = spec.get("nodeSelector")
+        selector = where.get("nodeSelector")
         if selector is None:
             continue
         terms = selector.get("nodeSelectorTerms") or []

@@ -58,16 +58,30 @@ class DeviceEntry:
     attributes: Mapping[str, Mapping[str, Any]]
     slice: Mapping[str, Any]
     pool: Pool
+    device: Mapping[str, Any]
+    special: bool = False
+    """The device uses a 1.32+ field the search must look at (taints, counters, sharing, node selection, binding)."""
 
 
 def pool_devices(pool: Pool) -> list[DeviceEntry]:
     entries: list[DeviceEntry] = []
     for slice_ in pool.slices:
         driver, pool_name, generation, name, version = _slice_identity(slice_)
+        per_device = bool((slice_.get("spec") or {}).get("perDeviceNodeSelection"))
         for device in (slice_.get("spec") or {}).get("devices") or ():
             device_name = str(device.get("name", ""))
             basic = device.get("basic")
             attributes = (basic.get("attributes") or {}) if basic is not None else {}
+            special = per_device or (
+                basic is not None
+                and bool(
+                    basic.get("taints")
+                    or basic.get("consumesCounters")
+                    or basic.get("allowMultipleAllocations")
+                    or basic.get("bindingConditions")
+                    or basic.get("bindsToNode")
+                )
+            )
             entries.append(
                 DeviceEntry(
                     (pool.driver, pool.name, device_name),
@@ -76,6 +90,8 @@ def pool_devices(pool: Pool) -> list[DeviceEntry]:
                     attributes,
                     slice_,
                     pool,
+                    device,
+                    special,
                 )
             )
     return entries
