@@ -46,3 +46,48 @@ def taint_prevents_allocation(taints: Iterable[Mapping[str, Any]], tolerations: 
         if not any(tolerates_taint(t, taint) for t in tolerations):
             return True
     return False
+
+
+DeviceID = tuple[str, str, str]  # (driver, pool, device)
+
+
+def rule_selects(rule: Mapping[str, Any], device: DeviceID) -> bool:
+    """Whether a DeviceTaintRule's ``deviceSelector`` picks the device; an empty field matches every value."""
+    selector = (rule.get("spec") or {}).get("deviceSelector") or {}
+    for field, value in zip(("driver", "pool", "device"), device, strict=True):
+        wanted = selector.get(field)
+        if wanted and wanted != value:
+            return False
+    return True
+
+
+def rule_taint(rule: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    return (rule.get("spec") or {}).get("taint") or None
+
+
+def rules_taints(
+    rules: Iterable[Mapping[str, Any]], devices: Iterable[DeviceID]
+) -> dict[DeviceID, list[Mapping[str, Any]]]:
+    """The taints DeviceTaintRules add, per device they select among ``devices`` (devices without any left out)."""
+    rules = [r for r in rules if rule_taint(r) is not None]
+    out: dict[DeviceID, list[Mapping[str, Any]]] = {}
+    if not rules:
+        return out
+    for device in devices:
+        for rule in rules:
+            if rule_selects(rule, device):
+                taint = rule_taint(rule)
+                assert taint is not None
+                out.setdefault(device, []).append(taint)
+    return out
+
+
+def slice_devices(slices: Iterable[Mapping[str, Any]]) -> list[DeviceID]:
+    """Every (driver, pool, device) the ResourceSlices publish."""
+    out: list[DeviceID] = []
+    for slice_ in slices:
+        spec = slice_.get("spec") or {}
+        driver = str(spec.get("driver", ""))
+        pool = str((spec.get("pool") or {}).get("name", ""))
+        out.extend((driver, pool, str(d.get("name", ""))) for d in spec.get("devices") or ())
+    return out

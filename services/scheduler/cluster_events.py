@@ -86,6 +86,7 @@ class Resource:
     RESOURCE_CLAIM = "ResourceClaim"
     RESOURCE_SLICE = "ResourceSlice"
     DEVICE_CLASS = "DeviceClass"
+    DEVICE_TAINT_RULE = "DeviceTaintRule"
     WILDCARD = "*"
 
 
@@ -160,6 +161,7 @@ RESOURCE_BY_KIND: Mapping[tuple[str, str], str] = {
     ("resource.k8s.io", "ResourceClaim"): Resource.RESOURCE_CLAIM,
     ("resource.k8s.io", "ResourceSlice"): Resource.RESOURCE_SLICE,
     ("resource.k8s.io", "DeviceClass"): Resource.DEVICE_CLASS,
+    ("resource.k8s.io", "DeviceTaintRule"): Resource.DEVICE_TAINT_RULE,
     ("resource.k8s.io", "PodSchedulingContext"): Resource.POD_SCHEDULING_CONTEXT,
 }
 

@@ -47,7 +47,7 @@ from prometheus_client import registry as prom_registry
 
 from services.api.admission.authorization import SCHEDULER
 from services.bus.port import Bus, OutRecord
-from services.kube.feature_gates import FeatureGates
+from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, FeatureGates
 from services.kube.structured import Features
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder, event_key
@@ -96,6 +96,7 @@ STRUCTURED_RESOURCES: tuple[tuple[str, str, str], ...] = (
     (RG, "resourceclaims", Resource.RESOURCE_CLAIM),
 )
 CLASSIC_RESOURCES: tuple[tuple[str, str, str], ...] = ((RG, "podschedulingcontexts", Resource.POD_SCHEDULING_CONTEXT),)
+TAINT_RULES: tuple[str, str, str] = (RG, "devicetaintrules", Resource.DEVICE_TAINT_RULE)
 PODS: tuple[str, str, str] = ("", "pods", Resource.POD)
 
 
@@ -162,8 +163,15 @@ def watched_resources(gates: FeatureGates) -> list[tuple[str, str, str]]:
         resources += STRUCTURED_RESOURCES[1:]
     if dra and gates.dra_control_plane_controller:
         resources += CLASSIC_RESOURCES
+    if dra and _taint_rules_enabled(gates):
+        resources.insert(3, TAINT_RULES)  # before the claims, like the slices the rules apply to
     resources.append(PODS)
     return resources
+
+
+def _taint_rules_enabled(gates: FeatureGates) -> bool:
+    """DeviceTaintRules count only when both DRADeviceTaints and DRADeviceTaintRules are on."""
+    return gates.enabled(DRA_DEVICE_TAINTS) and gates.enabled(DRA_DEVICE_TAINT_RULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +209,7 @@ def build_core(
         slices=ObjectStore(),
         claims=ClaimAssumeCache(),
         scheduling_contexts=ObjectStore() if control_plane_controller else None,
+        taint_rules=ObjectStore() if dra_enabled and _taint_rules_enabled(gates) else None,
         enabled=dra_enabled,
         control_plane_controller=control_plane_controller,
         features=Features.from_gates(gates),

@@ -9,17 +9,66 @@ and keeps an index of every allocated device, so the allocator learns which
 devices are taken in O(1) instead of walking all claims for every pod. An
 informer version at least as new as an assumed one replaces it (kube's
 ``assumecache`` "newer than" rule on resourceVersion).
+
+Since 1.37 a device can also be shared: results with a ``shareID`` (consumable
+capacity) leave the device to other claims as long as its capacity lasts. The
+index keeps the allocator's ``AllocatedState`` split (exclusive devices, shared
+devices, consumed capacity per shared device) up to date claim by claim, and a
+pool's generation moves on any change of the three.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
+from fractions import Fraction
 from typing import Any
 
 from services.kube.resourceclaim import allocation, claim_key
+from services.kube.structured import AllocatedState
 
 DeviceID = tuple[str, str, str]
+Capacity = tuple[tuple[DeviceID, tuple[tuple[str, Fraction], ...]], ...]
+
+
+class Holding:
+    """What one claim's allocation holds: exclusive devices, shared devices, consumed capacity."""
+
+    __slots__ = ("capacity", "devices", "shared")
+
+    def __init__(self, devices: frozenset[DeviceID], shared: frozenset[DeviceID], capacity: Capacity) -> None:
+        self.devices = devices
+        self.shared = shared
+        self.capacity = capacity
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, Holding)
+            and self.devices == other.devices
+            and self.shared == other.shared
+            and self.capacity == other.capacity
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def all_devices(self) -> frozenset[DeviceID]:
+        return self.devices | self.shared
+
+
+EMPTY_HOLDING = Holding(frozenset(), frozenset(), ())
+
+
+def holding(claim: Mapping[str, Any]) -> Holding:
+    """The claim's ``AllocatedState`` contribution (admin-access results hold nothing)."""
+    alloc = allocation(claim)
+    if alloc is None:
+        return EMPTY_HOLDING
+    state = AllocatedState()
+    state.add(alloc)
+    if not state.devices and not state.shared_devices:
+        return EMPTY_HOLDING
+    capacity = tuple(sorted((d, tuple(sorted(c.items()))) for d, c in state.capacity.items()))
+    return Holding(frozenset(state.devices), frozenset(state.shared_devices), capacity)
 
 
 def _version(obj: Mapping[str, Any]) -> int:
@@ -32,16 +81,8 @@ def _uid(obj: Mapping[str, Any]) -> str:
 
 
 def allocated_device_ids(claim: Mapping[str, Any]) -> frozenset[DeviceID]:
-    """Devices a claim holds; admin-access results share devices and do not count."""
-    alloc = allocation(claim)
-    if alloc is None:
-        return frozenset()
-    out = set()
-    for result in (alloc.get("devices") or {}).get("results") or ():
-        if result.get("adminAccess"):
-            continue
-        out.add((str(result.get("driver", "")), str(result.get("pool", "")), str(result.get("device", ""))))
-    return frozenset(out)
+    """Devices a claim holds exclusively; admin-access and shared (``shareID``) results do not count."""
+    return holding(claim).devices
 
 
 class AllocatedDevices:
@@ -66,8 +107,10 @@ class ClaimAssumeCache:
         self._assumed: dict[str, Mapping[str, Any]] = {}
         self._in_flight: dict[str, Mapping[str, Any]] = {}  # uid -> claim with the reserved allocation
         self._key_by_uid: dict[str, str] = {}
-        self._devices_of: dict[str, frozenset[DeviceID]] = {}
+        self._devices_of: dict[str, Holding] = {}
         self._counts: Counter[DeviceID] = Counter()
+        self._shared_counts: Counter[DeviceID] = Counter()
+        self._capacity: dict[DeviceID, dict[str, Fraction]] = {}  # shared device -> consumed, summed
         self._pool_generations: dict[tuple[str, str], int] = {}  # (driver, pool) -> changes of its usage
         self._pool_listeners: list[Callable[[tuple[str, str]], None]] = []
 
@@ -91,7 +134,16 @@ class ClaimAssumeCache:
         return out
 
     def allocated_devices(self) -> AllocatedDevices:
+        """Exclusively allocated devices (``AllocatedState.devices``), a live view."""
         return AllocatedDevices(self._counts)
+
+    def shared_devices(self) -> AllocatedDevices:
+        """Devices with at least one ``shareID`` result (``AllocatedState.shared_devices``), a live view."""
+        return AllocatedDevices(self._shared_counts)
+
+    def allocated_capacity(self) -> Mapping[DeviceID, Mapping[str, Fraction]]:
+        """Per shared device, the capacity its results consume (``AllocatedState.capacity``), live, read-only."""
+        return self._capacity
 
     def pool_generation(self, driver: str, pool: str) -> int:
         """How often the set of allocated devices in this pool changed (in-flight ones included)."""
@@ -183,23 +235,45 @@ class ClaimAssumeCache:
         return claim
 
     def _reindex(self, key: str) -> None:
-        old = self._devices_of.pop(key, frozenset())
+        old = self._devices_of.pop(key, EMPTY_HOLDING)
         claim = self._effective(key)
-        new = allocated_device_ids(claim) if claim is not None else frozenset()
+        new = holding(claim) if claim is not None else EMPTY_HOLDING
         if old == new:
-            if new:
+            if new.devices or new.shared:
                 self._devices_of[key] = new
             return
-        for device in old:
-            self._counts[device] -= 1
-            if self._counts[device] <= 0:
-                del self._counts[device]
-        for device in new:
-            self._counts[device] += 1
+        _count(self._counts, old.devices, -1)
+        _count(self._counts, new.devices, 1)
+        _count(self._shared_counts, old.shared, -1)
+        _count(self._shared_counts, new.shared, 1)
+        self._add_capacity(old.capacity, -1)
+        self._add_capacity(new.capacity, 1)
         generations = self._pool_generations
-        for driver, pool, _ in old ^ new:
-            generations[(driver, pool)] = generations.get((driver, pool), 0) + 1
+        changed = old.all_devices() ^ new.all_devices()
+        if old.capacity != new.capacity or old.shared != new.shared:
+            changed = old.all_devices() | new.all_devices()
+        for pool_id in {(driver, pool) for driver, pool, _ in changed}:
+            generations[pool_id] = generations.get(pool_id, 0) + 1
             for listener in self._pool_listeners:
-                listener((driver, pool))
-        if new:
+                listener(pool_id)
+        if new.devices or new.shared:
             self._devices_of[key] = new
+
+    def _add_capacity(self, capacity: Capacity, sign: int) -> None:
+        for device, consumed in capacity:
+            totals = self._capacity.setdefault(device, {})
+            for name, amount in consumed:
+                total = totals.get(name, Fraction(0)) + sign * amount
+                if total:
+                    totals[name] = total
+                else:
+                    totals.pop(name, None)
+            if not totals:
+                del self._capacity[device]
+
+
+def _count(counts: Counter[DeviceID], devices: frozenset[DeviceID], step: int) -> None:
+    for device in devices:
+        counts[device] += step
+        if counts[device] <= 0:
+            del counts[device]

@@ -18,6 +18,14 @@ Queueing: PreEnqueue keeps pods whose claims do not exist yet out of the
 queue; the hints requeue a pod only for changes that can help it, in the
 decision order of kube's isSchedulableAfterClaimChange,
 isSchedulableAfterPodSchedulingContextChange and isSchedulableAfterPodChange.
+
+1.37 inputs: the allocator gets what allocated claims hold split as
+``AllocatedState`` (exclusive devices, shared devices, consumed capacity; the
+assume cache keeps it, in-flight allocations included) and the taints of the
+DeviceTaintRules per device. The allocation memo and equivalence keys carry
+the rules' change counter; shared capacity moves the pools' usage generations.
+A DeviceTaintRule change wakes only the pods with an unallocated claim that
+could use a device the rule stops tainting.
 """
 
 from __future__ import annotations
@@ -30,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from services.api.machinery.status import StatusError
+from services.kube.device_taints import NO_EXECUTE, NO_SCHEDULE, rule_selects, rules_taints, slice_devices
 from services.kube.node_selectors import NodeSelector, NodeSelectorError
 from services.kube.resourceclaim import (
     FINALIZER,
@@ -124,7 +133,8 @@ class StateData:
     # Allocations of nodes whose verdict came from the equivalence cache (node name -> allocations or None).
     recalled_allocations: Callable[[str], Any] | None = None
     pre_scored: bool = False
-    memo_prefix: tuple[bytes, int, int] | None = None  # (claims signature, classes and slices versions) for the memo
+    # (claims signature, classes, slices and DeviceTaintRules versions) for the memo
+    memo_prefix: tuple[bytes, int, int, int] | None = None
     # Every claim is structured and unallocated, without node filters: Filter only needs to allocate.
     allocate_only: bool = False
 
@@ -142,6 +152,7 @@ class DynamicResources:
         slices: Lister,
         claims: ClaimAssumeCache | None = None,
         scheduling_contexts: Lister | None = None,
+        taint_rules: Lister | None = None,
         enabled: bool = True,
         control_plane_controller: bool = False,
         features: Features | None = None,
@@ -165,6 +176,9 @@ class DynamicResources:
         self.claims = claims if claims is not None else ClaimAssumeCache()
         self.scheduling_contexts = scheduling_contexts if control_plane_controller else None
         self.features = features or Features()
+        # DeviceTaintRules (DRADeviceTaintRules); their taints count only with DRADeviceTaints on.
+        self.taint_rules = taint_rules if self.features.device_taints else None
+        self._device_taints: tuple[Hashable, Mapping[tuple[str, str, str], Any]] | None = None
         self.selector_cache = selector_cache or SelectorCache()
         self._retry_delays = None if conflict_retry_delays is None else tuple(conflict_retry_delays)
         self._sleep = sleep
@@ -200,6 +214,7 @@ class DynamicResources:
             Resource.DEVICE_CLASS: self.classes,
             Resource.RESOURCE_SLICE: self.slices,
             Resource.POD_SCHEDULING_CONTEXT: self.scheduling_contexts,
+            Resource.DEVICE_TAINT_RULE: self.taint_rules,
         }.get(resource)
         observe = getattr(lister, "observe", None)
         if callable(observe):
@@ -220,6 +235,26 @@ class DynamicResources:
             self._node_pools.clear()
             self._usage.clear()
         return self._slice_index
+
+    def taint_rules_version(self) -> int | None:
+        """The DeviceTaintRules' change counter (0 without rules; None: a lister that cannot tell)."""
+        if self.taint_rules is None:
+            return 0
+        version = getattr(self.taint_rules, "version", None)
+        return None if version is None else int(version)
+
+    def device_taints(self) -> Mapping[tuple[str, str, str], Any]:
+        """Per published device, the taints DeviceTaintRules give it; rebuilt when rules or slices change."""
+        if self.taint_rules is None:
+            return {}
+        self.slice_index()  # brings _slice_index_version up to date
+        rules_version = self.taint_rules_version()
+        key = (rules_version, self._slice_index_version)
+        if self._device_taints is not None and rules_version is not None and self._device_taints[0] == key:
+            return self._device_taints[1]
+        taints = rules_taints(self.taint_rules.list(), slice_devices(self.slices.list()))
+        self._device_taints = (key, taints)
+        return taints
 
     # -------------------------------------------------------------- events
 
@@ -283,6 +318,16 @@ class DynamicResources:
             # New or updated slices might have made devices available.
             ClusterEventWithHint(ClusterEvent(Resource.RESOURCE_SLICE, ActionType.ADD | ActionType.UPDATE)),
         ]
+        if self.taint_rules is not None:
+            # A rule that stops tainting a device may make it available to waiting pods.
+            events.append(
+                ClusterEventWithHint(
+                    ClusterEvent(
+                        Resource.DEVICE_TAINT_RULE, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
+                    ),
+                    self.is_schedulable_after_device_taint_rule_change,
+                )
+            )
         if self.scheduling_contexts is not None:
             # A driver that provided information may make a waiting pod schedulable.
             events.append(
@@ -358,6 +403,78 @@ class DynamicResources:
         if (old.get("status") or {}) == (new.get("status") or {}):
             return QueueingHint.QUEUE_SKIP  # e.g. only the finalizer was added
         return QueueingHint.QUEUE
+
+    def is_schedulable_after_device_taint_rule_change(
+        self, pod: Pod, old: Obj | None, new: Obj | None
+    ) -> QueueingHint:
+        """Queue only when the change frees a device that one of the pod's unallocated claims could use.
+
+        A device is freed when the old rule kept it out of allocation (NoSchedule
+        or NoExecute) and the new rule (none after a delete) no longer gives it
+        that taint. Adding a rule only takes devices away. "Could use" is the
+        allocator's matching (class and request selectors) on the node the
+        device's slice is published for.
+        """
+        expect_kind(old, "DeviceTaintRule")
+        expect_kind(new, "DeviceTaintRule")
+        freed = self._freed_devices(old, new)
+        if not freed:
+            return QueueingHint.QUEUE_SKIP
+        unallocated: list[Mapping[str, Any]] = []
+
+        def collect(_: str, claim: Mapping[str, Any]) -> None:
+            if allocation(claim) is None and not spec(claim).get("controller"):
+                unallocated.append(claim)
+
+        try:
+            self.foreach_pod_resource_claim(pod, collect)
+        except ClaimLookupError:
+            return QueueingHint.QUEUE_SKIP
+        if not unallocated:
+            return QueueingHint.QUEUE_SKIP
+        allocator = Allocator(
+            unallocated,
+            frozenset(),
+            {str(meta(c).get("name", "")): c for c in self.classes.list()},
+            self.slice_index(),
+            features=self.features,
+            cache=self.selector_cache,
+        )
+        for node in self._nodes_publishing(freed):
+            try:
+                matches = allocator.matching_devices(node)
+            except AllocationError:
+                return QueueingHint.QUEUE  # cannot tell: let the pod try
+            if any(device in freed for match in matches for device in match.matching):
+                return QueueingHint.QUEUE
+        return QueueingHint.QUEUE_SKIP
+
+    def _freed_devices(self, old: Obj | None, new: Obj | None) -> set[tuple[str, str, str]]:
+        if old is None:
+            return set()
+        old_taint = (old.get("spec") or {}).get("taint") or {}
+        if old_taint.get("effect") not in (NO_SCHEDULE, NO_EXECUTE):
+            return set()
+        new_taint = ((new or {}).get("spec") or {}).get("taint") or {}
+        still = new is not None and _same_taint(old_taint, new_taint)
+        return {
+            device
+            for device in slice_devices(self.slices.list())
+            if rule_selects(old, device) and not (still and new is not None and rule_selects(new, device))
+        }
+
+    def _nodes_publishing(self, devices: set[tuple[str, str, str]]) -> list[Mapping[str, Any] | None]:
+        """A node (by name) per slice that publishes one of ``devices``; None for slices not tied to a node name."""
+        nodes: dict[str, Mapping[str, Any] | None] = {}
+        for slice_ in self.slices.list():
+            slice_spec = slice_.get("spec") or {}
+            driver = str(slice_spec.get("driver", ""))
+            pool = str((slice_spec.get("pool") or {}).get("name", ""))
+            if not any((driver, pool, str(d.get("name", ""))) in devices for d in slice_spec.get("devices") or ()):
+                continue
+            node_name = str(slice_spec.get("nodeName") or "")
+            nodes[node_name] = {"metadata": {"name": node_name}} if node_name else None
+        return list(nodes.values())
 
     def is_schedulable_after_pod_scheduling_context_change(
         self, pod: Pod, old: Obj | None, new: Obj | None
@@ -492,11 +609,25 @@ class DynamicResources:
                 self.slice_index(),
                 features=self.features,
                 cache=self.selector_cache,
+                shared_devices=self.claims.shared_devices(),
+                allocated_capacity=self.claims.allocated_capacity(),
+                device_taints=self.device_taints(),
             )
             s.claims_to_allocate = to_allocate
             classes_version = getattr(self.classes, "version", None)
-            if self.remember and self._slice_index_version is not None and classes_version is not None:
-                s.memo_prefix = (claims_signature(to_allocate), int(classes_version), self._slice_index_version)
+            rules_version = self.taint_rules_version()
+            if (
+                self.remember
+                and self._slice_index_version is not None
+                and classes_version is not None
+                and rules_version is not None
+            ):
+                s.memo_prefix = (
+                    claims_signature(to_allocate),
+                    int(classes_version),
+                    self._slice_index_version,
+                    rules_version,
+                )
         s.claims = claims
         s.pod_claim_names = pod_claim_names
         s.allocate_only = len(to_allocate) == len(claims) and all(
@@ -953,6 +1084,10 @@ class DynamicResources:
         except StatusError as err:
             if err.code != 404:
                 log.error("delete PodSchedulingContext: %s", err)
+
+
+def _same_taint(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    return all((a.get(k) or "") == (b.get(k) or "") for k in ("key", "value", "effect"))
 
 
 def _pod_key(obj: Mapping[str, Any]) -> str:
