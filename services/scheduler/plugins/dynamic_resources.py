@@ -585,6 +585,19 @@ class DynamicResources:
             for request in (claim_spec.get("devices") or {}).get("requests") or ():
                 request_name = request.get("name", "")
                 class_name = request.get("deviceClassName") or ""
+                if not class_name and request.get("firstAvailable"):
+                    if not self.features.prioritized_list:
+                        return None, unschedulable(
+                            f"resource claim {_kobj(claim)}, request {request_name}: has subrequests, "
+                            "but the DRAPrioritizedList feature is disabled"
+                        )
+                    for sub in request["firstAvailable"]:
+                        sub_class = str(sub.get("deviceClassName") or "")
+                        if self.classes.get(sub_class) is None:
+                            return None, unschedulable(
+                                f"request {request_name}/{sub.get('name', '')}: device class {sub_class} does not exist"
+                            )
+                    continue  # classic claims have no subrequests
                 if not class_name:
                     return None, as_status(ValueError(f"request {request_name}: unsupported request type"))
                 device_class = self.classes.get(class_name)
