@@ -105,10 +105,22 @@ def _claim_spec(spec: Any) -> None:
     for request in _list(_get(_get(spec, "devices"), "requests")):
         if not isinstance(request, dict):
             continue
-        if not request.get("allocationMode"):
-            request["allocationMode"] = "ExactCount"
-        if request["allocationMode"] == "ExactCount" and not request.get("count"):
-            request["count"] = 1
+        subrequests = _list(request.get("firstAvailable"))
+        if subrequests:
+            # A prioritized list has no device fields of its own; its subrequests get the defaults
+            # (SetDefaults_DeviceSubRequest beside SetDefaults_ExactDeviceRequest).
+            for sub in subrequests:
+                if isinstance(sub, dict):
+                    _request_defaults(sub)
+            continue
+        _request_defaults(request)
+
+
+def _request_defaults(request: Obj) -> None:
+    if not request.get("allocationMode"):
+        request["allocationMode"] = "ExactCount"
+    if request["allocationMode"] == "ExactCount" and not request.get("count"):
+        request["count"] = 1
 
 
 # --------------------------------------------------------------------------

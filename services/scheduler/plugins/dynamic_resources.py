@@ -322,9 +322,7 @@ class DynamicResources:
             # A rule that stops tainting a device may make it available to waiting pods.
             events.append(
                 ClusterEventWithHint(
-                    ClusterEvent(
-                        Resource.DEVICE_TAINT_RULE, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE
-                    ),
+                    ClusterEvent(Resource.DEVICE_TAINT_RULE, ActionType.ADD | ActionType.UPDATE | ActionType.DELETE),
                     self.is_schedulable_after_device_taint_rule_change,
                 )
             )
@@ -404,9 +402,7 @@ class DynamicResources:
             return QueueingHint.QUEUE_SKIP  # e.g. only the finalizer was added
         return QueueingHint.QUEUE
 
-    def is_schedulable_after_device_taint_rule_change(
-        self, pod: Pod, old: Obj | None, new: Obj | None
-    ) -> QueueingHint:
+    def is_schedulable_after_device_taint_rule_change(self, pod: Pod, old: Obj | None, new: Obj | None) -> QueueingHint:
         """Queue only when the change frees a device that one of the pod's unallocated claims could use.
 
         A device is freed when the old rule kept it out of allocation (NoSchedule

@@ -54,9 +54,7 @@ class World:
             sleep=no_sleep,
         )
         profile = Profile(default_plugins(binder=DefaultBinder(self.client), dynamic_resources=self.dra))
-        self.core = SchedulerCore(
-            profiles=[profile], clock=self.clock, metrics=SchedulerMetrics(CollectorRegistry())
-        )
+        self.core = SchedulerCore(profiles=[profile], clock=self.clock, metrics=SchedulerMetrics(CollectorRegistry()))
         self.apply(Resource.NODE, None, WORKER_NODE)
         self.apply(Resource.DEVICE_CLASS, None, DEVICE_CLASS)
 
@@ -246,7 +244,13 @@ def hint(w: World, pod: Obj, old: Obj | None, new: Obj | None) -> QueueingHint:
 def test_taint_rule_hint_wakes_exactly_the_pods_that_could_use_a_freed_device() -> None:
     w = World()
     w.apply(Resource.RESOURCE_SLICE, None, gpu_slice("gpu-0", "gpu-1"))
-    only_gpu1 = {"devices": {"requests": [request(selectors=[{"cel": {"expression": f'device.attributes["{DRIVER}"].model == "gpu-1"'}}])]}}
+    only_gpu1 = {
+        "devices": {
+            "requests": [
+                request(selectors=[{"cel": {"expression": f'device.attributes["{DRIVER}"].model == "gpu-1"'}}])
+            ]
+        }
+    }
     pod_any = w.add_pod_with_claim("any", {"devices": {"requests": [request()]}})
     pod_gpu1 = w.add_pod_with_claim("gpu1", only_gpu1)
     rule = taint_rule(device="gpu-0")
@@ -259,8 +263,13 @@ def test_taint_rule_hint_wakes_exactly_the_pods_that_could_use_a_freed_device() 
         ("delete", rule, None, pod_any, QueueingHint.QUEUE),
         ("delete, pod cannot use gpu-0", rule, None, pod_gpu1, QueueingHint.QUEUE_SKIP),
         ("effect to None", rule, untainted, pod_any, QueueingHint.QUEUE),
-        ("metadata only", rule, {**rule, "metadata": {"name": "rule", "resourceVersion": "2"}}, pod_any,
-         QueueingHint.QUEUE_SKIP),
+        (
+            "metadata only",
+            rule,
+            {**rule, "metadata": {"name": "rule", "resourceVersion": "2"}},
+            pod_any,
+            QueueingHint.QUEUE_SKIP,
+        ),
         ("moved to gpu-1", rule, moved, pod_any, QueueingHint.QUEUE),
         ("None rule deleted", untainted, None, pod_any, QueueingHint.QUEUE_SKIP),
     ]

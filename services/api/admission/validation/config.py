@@ -36,6 +36,9 @@ ALLOCATION_CONFIG_SOURCES = ("FromClaim", "FromClass")  # the order Kubernetes l
 
 
 def validate_request_name_ref(name: str, path: str, request_names: Set[str]) -> list[FieldError]:
+    if "/" in name and name in request_names:
+        # A subrequest of a prioritized list (1.33+): each segment is a request name.
+        return [err for segment in name.split("/") for err in validate_request_name(segment, path)]
     errs = validate_request_name(name, path)
     if name not in request_names:
         errs.append(invalid(path, name, "must be the name of a request in the claim"))

@@ -40,7 +40,16 @@ ALLOCATION_MODE_ALL = "All"
 
 
 def request_names(devices: Obj) -> frozenset[str]:
-    return frozenset(text(r, "name") for r in items(devices, "requests") if isinstance(r, dict))
+    """The names results, constraints and config may refer to: each request, and ``<request>/<subrequest>``."""
+    names: set[str] = set()
+    for r in items(devices, "requests"):
+        if not isinstance(r, dict):
+            continue
+        names.add(text(r, "name"))
+        names.update(
+            f"{text(r, 'name')}/{text(sub, 'name')}" for sub in items(r, "firstAvailable") if isinstance(sub, dict)
+        )
+    return frozenset(names)
 
 
 def allocation_mode_and_count(request: Obj) -> tuple[str, int]:
