@@ -16,7 +16,9 @@ whenever every input is the same. For one node those inputs are:
 * the ResourceSlices (the slice index's change counter) and, through them, the
   pools the node can reach — which depend on the node's name and labels;
 * which devices of those pools are in use: the claim assume cache counts, per
-  pool, every change of its allocated devices, in-flight ones included;
+  pool, every change of its allocated devices and of its shared devices'
+  consumed capacity, in-flight ones included;
+* the DeviceTaintRules (their store's change counter);
 * the allocator's feature gates (fixed per plugin).
 
 The key holds exactly these, so a remembered outcome is the outcome the
@@ -54,7 +56,7 @@ class AllocationMemo:
     """A bounded map from (claims, classes, slices, node, pool usage) to the allocator's outcome.
 
     The caller builds the key: ``(claims signature, classes version, slices
-    version)`` once per cycle, the node's identity and pools once per node
+    version, taint rules version)`` once per cycle, the node's identity and pools once per node
     version, and the pools' usage generations per call.
     """
 
