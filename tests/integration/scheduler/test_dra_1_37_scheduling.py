@@ -80,7 +80,8 @@ async def test_prioritized_list_claim_falls_back_to_its_second_choice(bus_url: B
         await stack.admin.create("", "pods", pod("train", claim_name="train-gpu"))
         await eventually(lambda: stack.node_of("train"), timeout=30, what="train bound")
         assert [(r["request"], r["device"]) for r in allocation_results(stack, "train-gpu")] == [("gpu/one", "gpu-0")]
-        assert stack.attempts("scheduled") == 1 and stack.attempts("unschedulable") == 0
+        decisions = await stack.decisions("train")
+        assert [(d.record["attempt"], d.record["result"]) for d in decisions] == [(1, "scheduled")]
 
 
 async def test_no_schedule_rule_keeps_new_pods_off_and_its_deletion_wakes_the_waiting_pod(bus_url: BusUrl) -> None:
