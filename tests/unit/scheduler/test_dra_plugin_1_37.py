@@ -28,6 +28,7 @@ from services.scheduler.plugins.dynamic_resources import DynamicResources
 from services.scheduler.profile import Profile, default_plugins
 from services.scheduler.queue import ACTIVE_Q, UNSCHEDULABLE_PODS
 from services.scheduler.scheduler import SchedulerCore
+from services.scheduler.service import SchedulerConfig, build_core, watched_resources
 
 from .builders import FakeClock, make_pod
 from .dra_fixtures import CLASS_NAME, DEVICE_CLASS, DRIVER, NODE_NAME, WORKER_NODE, no_sleep
@@ -315,3 +316,23 @@ async def test_the_memo_does_not_reuse_an_outcome_across_a_taint_rule_change() -
     assert not (await w.schedule_and_bind()).succeeded  # remembers "no solution" for these claims
     w.apply(Resource.DEVICE_TAINT_RULE, taint_rule(), None)
     assert (await w.schedule_and_bind()).succeeded
+
+
+# ------------------------------------------------------------------ wiring
+
+
+def test_the_scheduler_watches_device_taint_rules_only_where_their_gates_are_on() -> None:
+    cases = [
+        ("1.31", FeatureGates(release="1.31"), False),
+        ("1.37", GATES, True),
+        ("1.37, rules off", FeatureGates.parse("DRADeviceTaintRules=false", release="1.37"), False),
+    ]
+    for name, gates, want in cases:
+        plurals = [plural for _, plural, _ in watched_resources(gates)]
+        assert ("devicetaintrules" in plurals) is want, name
+        if want:  # before the claims, after the slices the rules apply to
+            assert plurals.index("resourceslices") < plurals.index("devicetaintrules") < plurals.index("resourceclaims")
+        _, dra = build_core(SchedulerConfig(gates=gates), api=FakeClient(), clock=FakeClock())
+        assert (dra.taint_rules is not None) is want, name
+        registered = {e.event.resource for e in dra.events_to_register()}
+        assert (Resource.DEVICE_TAINT_RULE in registered) is want, name
