@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from fractions import Fraction
-from typing import Any
+from typing import Any, NamedTuple
 
 from services.kube.resourceclaim import allocation, claim_key
 from services.kube.structured import AllocatedState
@@ -31,25 +31,12 @@ DeviceID = tuple[str, str, str]
 Capacity = tuple[tuple[DeviceID, tuple[tuple[str, Fraction], ...]], ...]
 
 
-class Holding:
+class Holding(NamedTuple):
     """What one claim's allocation holds: exclusive devices, shared devices, consumed capacity."""
 
-    __slots__ = ("capacity", "devices", "shared")
-
-    def __init__(self, devices: frozenset[DeviceID], shared: frozenset[DeviceID], capacity: Capacity) -> None:
-        self.devices = devices
-        self.shared = shared
-        self.capacity = capacity
-
-    def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, Holding)
-            and self.devices == other.devices
-            and self.shared == other.shared
-            and self.capacity == other.capacity
-        )
-
-    __hash__ = None  # type: ignore[assignment]
+    devices: frozenset[DeviceID]
+    shared: frozenset[DeviceID]
+    capacity: Capacity
 
     def all_devices(self) -> frozenset[DeviceID]:
         return self.devices | self.shared
@@ -63,6 +50,15 @@ def holding(claim: Mapping[str, Any]) -> Holding:
     alloc = allocation(claim)
     if alloc is None:
         return EMPTY_HOLDING
+    results = (alloc.get("devices") or {}).get("results") or ()
+    if all(r.get("shareID") is None for r in results):
+        # The common case, as AllocatedState.add counts it, without building the capacity sums.
+        devices = frozenset(
+            (str(r.get("driver", "")), str(r.get("pool", "")), str(r.get("device", "")))
+            for r in results
+            if not r.get("adminAccess")
+        )
+        return Holding(devices, frozenset(), ()) if devices else EMPTY_HOLDING
     state = AllocatedState()
     state.add(alloc)
     if not state.devices and not state.shared_devices:
