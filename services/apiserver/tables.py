@@ -480,6 +480,26 @@ LEASE_COLUMNS = [
 ]
 
 
+# pkg/printers/internalversion's deviceTaintColumnDefinitions: the selector is not printed, the taint is.
+DEVICE_TAINT_RULE_COLUMNS = [
+    NAME,
+    _col("Key", "The taint key to be applied to a device. Must be a label name."),
+    _col("Value", "The taint value corresponding to the taint key. Must be a label value."),
+    _col(
+        "Effect",
+        "The effect of the taint on claims that do not tolerate the taint and through such claims on the pods "
+        "using them.\n\nValid effects are None, NoSchedule and NoExecute. PreferNoSchedule as used for nodes is not "
+        "valid here. More effects may get added in the future. Consumers must treat unknown effects like None.",
+    ),
+    _col(
+        "TimeAdded",
+        "TimeAdded represents the time at which the taint was added or (only in a DeviceTaintRule) the effect was "
+        "modified. Added automatically during create or update if not set.",
+    ),
+    AGE,
+]
+
+
 def print_claim(claim: dict[str, Any], now: float) -> Row:
     return [_name(claim), claim_state(claim), _age(claim, now)]
 
@@ -503,6 +523,19 @@ def print_lease(lease: dict[str, Any], now: float) -> Row:
     return [_name(lease), (lease.get("spec") or {}).get("holderIdentity") or "", _age(lease, now)]
 
 
+def print_device_taint_rule(rule: dict[str, Any], now: float) -> Row:
+    taint = (rule.get("spec") or {}).get("taint") or {}
+    added = taint.get("timeAdded")
+    return [
+        _name(rule),
+        taint.get("key") or "",
+        taint.get("value") or "",
+        taint.get("effect") or "",
+        since(added, now) if added else "",
+        _age(rule, now),
+    ]
+
+
 def print_name_age(obj: dict[str, Any], now: float) -> Row:
     return [_name(obj), _age(obj, now)]
 
@@ -515,6 +548,7 @@ _PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], Printer]] = {
     ("resource.k8s.io", "resourceclaims"): (CLAIM_COLUMNS, print_claim),
     ("resource.k8s.io", "resourceslices"): (SLICE_COLUMNS, print_slice),
     ("resource.k8s.io", "podschedulingcontexts"): (SCHEDULING_COLUMNS, print_scheduling),
+    ("resource.k8s.io", "devicetaintrules"): (DEVICE_TAINT_RULE_COLUMNS, print_device_taint_rule),
     ("coordination.k8s.io", "leases"): (LEASE_COLUMNS, print_lease),
 }
 _DEFAULT = ([NAME, AGE], print_name_age)

@@ -271,4 +271,28 @@ def test_lease_rows() -> None:
     assert [c["name"] for c in columns] == ["Name", "Holder", "Age"]
     held = {"metadata": {"name": "node-1", "creationTimestamp": T0}, "spec": {"holderIdentity": "node-1"}}
     free = {"metadata": {"name": "election", "creationTimestamp": T0}, "spec": {}}
-    assert [r["cells"] for r in tables.rows(rt, [held, free], now=NOW)] == [["node-1", "node-1", "5m"], ["election", "", "5m"]]
+    assert [r["cells"] for r in tables.rows(rt, [held, free], now=NOW)] == [
+        ["node-1", "node-1", "5m"],
+        ["election", "", "5m"],
+    ]
+
+
+def test_device_taint_rule_rows() -> None:
+    """kubectl get devicetaintrules: NAME, KEY, VALUE, EFFECT, TIMEADDED, AGE — 1.37's deviceTaintColumnDefinitions
+    (pkg/printers/internalversion/printers.go): the selector is not printed, an unset timeAdded is an empty cell."""
+    rt = by_resource("resource.k8s.io", "devicetaintrules")
+    assert rt is not None
+    columns, _ = tables.printer(rt)
+    assert [c["name"] for c in columns] == ["Name", "Key", "Value", "Effect", "TimeAdded", "Age"]
+    added = {
+        "metadata": {"name": "maintenance", "creationTimestamp": T0},
+        "spec": {
+            "deviceSelector": {"driver": "gpu.example.com", "pool": "node-1"},
+            "taint": {"key": "example.com/maintenance", "value": "true", "effect": "NoSchedule", "timeAdded": T0},
+        },
+    }
+    bare = {"metadata": {"name": "bare", "creationTimestamp": T0}, "spec": {"taint": {"key": "k", "effect": "None"}}}
+    assert [r["cells"] for r in tables.rows(rt, [added, bare], now=NOW)] == [
+        ["maintenance", "example.com/maintenance", "true", "NoSchedule", "5m", "5m"],
+        ["bare", "k", "", "None", "", "5m"],
+    ]
