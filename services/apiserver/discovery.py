@@ -26,8 +26,13 @@ from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver import empty_resources, reviews
+from services.kube.feature_gates import DEFAULT_RELEASE
 
-GIT_VERSION = "v1.31.0-draplane"
+
+def git_version(release: str = DEFAULT_RELEASE) -> str:
+    """``/version``'s ``gitVersion`` at an emulated release: ``v1.37.0-draplane``, ``v1.31.0-draplane``."""
+    return f"v{release}.0-draplane"
+
 
 ITEM_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS_VERBS = ["get", "patch", "update"]
@@ -51,11 +56,26 @@ _SUBRESOURCE_VERBS = {
 }
 
 
-def version_info() -> dict[str, Any]:
+def version_info(release: str = DEFAULT_RELEASE) -> dict[str, Any]:
+    """``/version`` at ``--emulated-version``'s release.
+
+    Kubernetes reports its binary version in ``major``/``minor`` and the
+    emulated one in ``emulationMajor``/``emulationMinor`` (with
+    ``minCompatibility*`` one minor below, component-base's default). draplane
+    has no binary version of its own, so ``major``/``minor`` and ``gitVersion``
+    say the emulated release too: clients that pick their behaviour by the
+    server's minor (kubectl's skew warning, the Cloud SDK kubectl dispatcher)
+    then see the release they are talking to.
+    """
+    major, _, minor = release.partition(".")
     return {
-        "major": "1",
-        "minor": "31",
-        "gitVersion": GIT_VERSION,
+        "major": major,
+        "minor": minor,
+        "emulationMajor": major,
+        "emulationMinor": minor,
+        "minCompatibilityMajor": major,
+        "minCompatibilityMinor": str(int(minor) - 1),
+        "gitVersion": git_version(release),
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2024-08-13T00:00:00Z",
@@ -241,8 +261,8 @@ class Document:
 class DiscoveryDocuments:
     """Every discovery answer, encoded once."""
 
-    def __init__(self, served: ServedVersions = DEFAULT_SERVED) -> None:
-        self.version = Document.of(version_info())
+    def __init__(self, served: ServedVersions = DEFAULT_SERVED, *, release: str = DEFAULT_RELEASE) -> None:
+        self.version = Document.of(version_info(release))
         self.api = Document.of(api_versions(served))
         self.apis = Document.of(api_group_list(served))
         self.aggregated_api = Document.of(aggregated(core=True, served=served))

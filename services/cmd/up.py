@@ -107,7 +107,7 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
         host=host,
         port=port,
         nodes=args.nodes,
-        gates=parse_gates(args.feature_gates),
+        gates=parse_gates(args),
         served=parse_served(args.runtime_config),
         authenticator=authenticator,
         anonymous=args.token_auth_file is None,
