@@ -56,21 +56,31 @@ _SUBRESOURCE_VERBS = {
 }
 
 
+CLIENT_MINOR = "31"
+"""``/version``'s ``minor`` at every release: the kubectl that clients on this machine pick by it speaks JSON.
+
+The Cloud SDK kubectl dispatcher (``/usr/bin/kubectl`` here) runs the client
+matching the server's ``minor``, and falls back to its own 1.32 client when it
+has none (no 1.37); kubectl 1.32 and later send typed creates (``kubectl create
+namespace``) as protobuf, which draplane does not read (415). With ``minor`` 31
+the dispatcher runs kubectl 1.31, which sends JSON.
+"""
+
+
 def version_info(release: str = DEFAULT_RELEASE) -> dict[str, Any]:
     """``/version`` at ``--emulated-version``'s release.
 
-    Kubernetes reports its binary version in ``major``/``minor`` and the
-    emulated one in ``emulationMajor``/``emulationMinor`` (with
-    ``minCompatibility*`` one minor below, component-base's default). draplane
-    has no binary version of its own, so ``major``/``minor`` and ``gitVersion``
-    say the emulated release too: clients that pick their behaviour by the
-    server's minor (kubectl's skew warning, the Cloud SDK kubectl dispatcher)
-    then see the release they are talking to.
+    Kubernetes (1.33 and later) reports its binary version in
+    ``major``/``minor``/``gitVersion`` and the emulated one in
+    ``emulationMajor``/``emulationMinor``, with ``minCompatibility*`` one minor
+    below (component-base's default). draplane has no binary version of its
+    own: ``gitVersion`` and the emulation fields say the emulated release
+    (``v1.37.0-draplane``, ``37``), and ``minor`` stays `CLIENT_MINOR`.
     """
     major, _, minor = release.partition(".")
     return {
         "major": major,
-        "minor": minor,
+        "minor": CLIENT_MINOR,
         "emulationMajor": major,
         "emulationMinor": minor,
         "minCompatibilityMajor": major,
