@@ -64,8 +64,8 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--feature-gates",
         default="",
-        help="kube's syntax, e.g. DRAConsumableCapacity=false, or DRAControlPlaneController=true "
-        "with --emulated-version=1.31; which gates exist and their defaults depend on --emulated-version",
+        help="kube's syntax, e.g. DRAControlPlaneController=true,DRAConsumableCapacity=false; "
+        "which gates exist, their defaults and locks depend on --emulated-version",
     )
     parser.add_argument("--emulated-version", default="", help=flag_help())
     parser.add_argument("--log-level", default=os.environ.get("DRAPLANE_LOG_LEVEL", "INFO"))

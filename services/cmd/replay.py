@@ -5,7 +5,7 @@ draplane replay [--offset N | --since TIME | --from N|TIME] [--until N|TIME] [--
 draplane replay [--at OFFSET|TIME] [--api-version GROUP/VERSION] get RESOURCE [NAME] [-n NS | -A]
                 [-o table|wide|name|yaml|json]
 draplane replay --scheduler [--from N|TIME] [--until N|TIME] [-n NS] [--name POD] [--feature-gates ...]
-                [--override FILE] [-o text|json]
+                [--emulated-version 1.31] [--override FILE] [-o text|json]
 """
 
 from __future__ import annotations
