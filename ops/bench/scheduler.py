@@ -474,7 +474,7 @@ class Bench:
                 scheduler += ["-m", "pyinstrument", "--renderer", "text", "--outfile", str(out), "-i", "0.005"]
         data = tempfile.mkdtemp(prefix="scheduler-", dir=self.workdir)  # its informer snapshot: fresh per run
         scheduler += ["-m", "services.cli", "scheduler", "--bus", self.url, "--data", data]
-        scheduler += ["--log-level", "WARNING", "--plain-logs"]
+        scheduler += ["--log-level", "WARNING", "--plain-logs", "--emulated-version", self.args.emulated_version]
         self.procs["scheduler"] = await Process.start("scheduler", scheduler, "scheduler ready")
         if self.args.claim_controller:
             self.procs["controller-manager"] = await Process.start(
@@ -722,6 +722,9 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="repeat for several (default: all)",
     )
     p.add_argument("--nodes", type=int, default=500, help="nodes with 10 devices each (default 500)")
+    p.add_argument(
+        "--emulated-version", default="1.37", help="the scheduler's release: 1.37 (default) or 1.31 (the seeds')"
+    )
     p.add_argument("--pods", type=int, help="measured pods of claim-template (default: half the devices)")
     p.add_argument("--duration", type=float, default=10.0, help="seconds of steady state (default 10)")
     p.add_argument("--parallel", type=int, default=256, help="concurrent writes of the load generator")

@@ -15,12 +15,13 @@ from services.kube.feature_gates import FeatureGates
 
 
 def build_admission(*, gates: FeatureGates | None = None, anonymous_writes: bool = False) -> AdmissionChain:
+    gates = gates or FeatureGates()
     plugins: list[AdmissionPlugin] = [
         Authorizer(anonymous_writes=anonymous_writes),
         NodeRestriction(),
         NamespaceLifecycle(),
         Defaulting(),
-        DropDisabledFields(gates or FeatureGates()),
-        Validation(),
+        DropDisabledFields(gates),
+        Validation(release=gates.release),
     ]
     return AdmissionChain(plugins)

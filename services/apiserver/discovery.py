@@ -26,8 +26,13 @@ from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.api.types.served import DEFAULT_SERVED, ServedVersions
 from services.apiserver import empty_resources, reviews
+from services.kube.feature_gates import DEFAULT_RELEASE
 
-GIT_VERSION = "v1.31.0-draplane"
+
+def git_version(release: str = DEFAULT_RELEASE) -> str:
+    """``/version``'s ``gitVersion`` at an emulated release: ``v1.37.0-draplane``, ``v1.31.0-draplane``."""
+    return f"v{release}.0-draplane"
+
 
 ITEM_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS_VERBS = ["get", "patch", "update"]
@@ -51,11 +56,36 @@ _SUBRESOURCE_VERBS = {
 }
 
 
-def version_info() -> dict[str, Any]:
+CLIENT_MINOR = "31"
+"""``/version``'s ``minor`` at every release: the kubectl that clients on this machine pick by it speaks JSON.
+
+The Cloud SDK kubectl dispatcher (``/usr/bin/kubectl`` here) runs the client
+matching the server's ``minor``, and falls back to its own 1.32 client when it
+has none (no 1.37); kubectl 1.32 and later send typed creates (``kubectl create
+namespace``) as protobuf, which draplane does not read (415). With ``minor`` 31
+the dispatcher runs kubectl 1.31, which sends JSON.
+"""
+
+
+def version_info(release: str = DEFAULT_RELEASE) -> dict[str, Any]:
+    """``/version`` at ``--emulated-version``'s release.
+
+    Kubernetes (1.33 and later) reports its binary version in
+    ``major``/``minor``/``gitVersion`` and the emulated one in
+    ``emulationMajor``/``emulationMinor``, with ``minCompatibility*`` one minor
+    below (component-base's default). draplane has no binary version of its
+    own: ``gitVersion`` and the emulation fields say the emulated release
+    (``v1.37.0-draplane``, ``37``), and ``minor`` stays `CLIENT_MINOR`.
+    """
+    major, _, minor = release.partition(".")
     return {
-        "major": "1",
-        "minor": "31",
-        "gitVersion": GIT_VERSION,
+        "major": major,
+        "minor": CLIENT_MINOR,
+        "emulationMajor": major,
+        "emulationMinor": minor,
+        "minCompatibilityMajor": major,
+        "minCompatibilityMinor": str(int(minor) - 1),
+        "gitVersion": git_version(release),
         "gitCommit": "0000000000000000000000000000000000000000",
         "gitTreeState": "clean",
         "buildDate": "2024-08-13T00:00:00Z",
@@ -241,8 +271,8 @@ class Document:
 class DiscoveryDocuments:
     """Every discovery answer, encoded once."""
 
-    def __init__(self, served: ServedVersions = DEFAULT_SERVED) -> None:
-        self.version = Document.of(version_info())
+    def __init__(self, served: ServedVersions = DEFAULT_SERVED, *, release: str = DEFAULT_RELEASE) -> None:
+        self.version = Document.of(version_info(release))
         self.api = Document.of(api_versions(served))
         self.apis = Document.of(api_group_list(served))
         self.aggregated_api = Document.of(aggregated(core=True, served=served))

@@ -107,6 +107,7 @@ class Apiserver:
             ready=self.ready,
             live=self.live_checks,
             served=cfg.served,
+            release=(cfg.gates or FeatureGates()).release,
         )
         self._runner, self.port = await start(
             app, host=cfg.host, port=cfg.port, certfile=cfg.certfile, keyfile=cfg.keyfile

@@ -76,7 +76,7 @@ def config_from(args: argparse.Namespace) -> ApiserverConfig:
         max_body_bytes=args.max_request_bytes,
         max_watches_per_user=args.max_watches_per_user,
         run_committer=not args.no_committer,
-        gates=parse_gates(args.feature_gates),
+        gates=parse_gates(args),
         served=parse_served(args.runtime_config),
     )
 

@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from services.api.types.served import RuntimeConfigError, ServedVersions, parse_runtime_config
 from services.bus.urls import SqliteTarget, parse_bus_url
 from services.cmd.errors import CommandError
+from services.kube.emulated_version import EmulatedVersionError, flag_help, parse_emulated_version
 from services.kube.feature_gates import FeatureGateError, FeatureGates
 from services.runtime import logs
 from services.runtime.supervised import Supervised
@@ -63,8 +64,10 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--feature-gates",
         default="",
-        help="kube's syntax, e.g. DynamicResourceAllocation=true,DRAControlPlaneController=false",
+        help="kube's syntax, e.g. DRAControlPlaneController=true,DRAConsumableCapacity=false; "
+        "which gates exist, their defaults and locks depend on --emulated-version",
     )
+    parser.add_argument("--emulated-version", default="", help=flag_help())
     parser.add_argument("--log-level", default=os.environ.get("DRAPLANE_LOG_LEVEL", "INFO"))
     parser.add_argument(
         "--log-format",
@@ -97,9 +100,20 @@ def parse_served(value: str) -> ServedVersions:
         raise SystemExit(f'invalid argument {value!r} for "--runtime-config" flag: {exc}') from None
 
 
-def parse_gates(value: str) -> FeatureGates:
+def parse_release(value: str) -> str:
+    """``--emulated-version``'s release (default 1.37); a value kube would refuse is one line."""
     try:
-        return FeatureGates.parse(value)
+        return parse_emulated_version(value)
+    except EmulatedVersionError as exc:
+        raise SystemExit(exc.flag_error(value)) from None
+
+
+def parse_gates(args: argparse.Namespace) -> FeatureGates:
+    """``--feature-gates`` at ``--emulated-version``'s release (`add_common_arguments`)."""
+    release = parse_release(args.emulated_version)
+    value: str = args.feature_gates
+    try:
+        return FeatureGates.parse(value, release=release)
     except FeatureGateError as exc:
         raise SystemExit(f'invalid argument {value!r} for "--feature-gates" flag: {exc}') from None
 

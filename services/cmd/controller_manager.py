@@ -39,7 +39,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     setup_logging("controller-manager", level=args.log_level, json=json_logs(args))
-    gates = parse_gates(args.feature_gates)
+    gates = parse_gates(args)
     url = args.bus or default_bus(args.data)
 
     async def main() -> int:

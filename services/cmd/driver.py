@@ -19,7 +19,14 @@ import os
 from pathlib import Path
 
 from services.bus import open_bus
-from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, json_logs
+from services.cmd.common import (
+    DEFAULT_DATA,
+    add_bus_argument,
+    add_common_arguments,
+    default_bus,
+    json_logs,
+    parse_gates,
+)
 from services.cmd.component import run_component
 from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService
 from services.runtime.logs import setup_logging
@@ -80,6 +87,7 @@ def options_from(args: argparse.Namespace) -> DriverOptions:
 def run(args: argparse.Namespace) -> int:
     if not args.node and (args.decommission or not args.control_plane):
         raise SystemExit("draplane driver: --node is required (unless only --control-plane runs)")
+    parse_gates(args)  # the flags are checked like every component's; this one reads no gate
     setup_logging("driver", level=args.log_level, json=json_logs(args))
     options = options_from(args)
     url = args.bus or default_bus(args.data)

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from services.bus import open_bus
 from services.bus.port import Bus
-from services.cmd.common import DEFAULT_DATA, add_bus_argument, add_common_arguments, default_bus, json_logs
+from services.cmd.common import (
+    DEFAULT_DATA,
+    add_bus_argument,
+    add_common_arguments,
+    default_bus,
+    json_logs,
+    parse_gates,
+)
 from services.cmd.component import run_component
 from services.cmd.driver import default_state_dir
 from services.nodeagent.agent import NodeAgent
@@ -88,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
     if not args.node:
         raise SystemExit("draplane nodeagent: --node is required")
     parse_labels(args.label)
+    parse_gates(args)  # the flags are checked like every component's; this one reads no gate
     setup_logging("nodeagent", level=args.log_level, json=json_logs(args))
     url = args.bus or default_bus(args.data)
 

@@ -5,7 +5,7 @@ draplane replay [--offset N | --since TIME | --from N|TIME] [--until N|TIME] [--
 draplane replay [--at OFFSET|TIME] [--api-version GROUP/VERSION] get RESOURCE [NAME] [-n NS | -A]
                 [-o table|wide|name|yaml|json]
 draplane replay --scheduler [--from N|TIME] [--until N|TIME] [-n NS] [--name POD] [--feature-gates ...]
-                [--override FILE] [-o text|json]
+                [--emulated-version 1.31] [--override FILE] [-o text|json]
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from services.api.types import registry
 from services.bus import open_bus
 from services.bus.port import BusError
 from services.cmd.common import DEFAULT_DATA, add_bus_argument, log_to_read
+from services.kube.emulated_version import EmulatedVersionError, parse_emulated_version
 from services.kube.feature_gates import FeatureGateError, FeatureGates
 from services.replay import get_output
 from services.replay.output import TABLE_HEADER, ReplayedRecord, render
@@ -88,6 +89,11 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "--feature-gates",
         default="",
         help="with --scheduler: the replayed scheduler's gates, kube's syntax (default: draplane's defaults)",
+    )
+    p.add_argument(
+        "--emulated-version",
+        default="",
+        help="with --scheduler: the release the replayed scheduler emulates, e.g. 1.31 (default: 1.37)",
     )
     p.add_argument(
         "--percentage-of-nodes-to-score",
@@ -205,6 +211,7 @@ def start_point(args: argparse.Namespace) -> tuple[str, int] | None:
 def scheduler_only(args: argparse.Namespace) -> dict[str, object]:
     return {
         "--feature-gates": args.feature_gates,
+        "--emulated-version": args.emulated_version,
         "--percentage-of-nodes-to-score": args.percentage_of_nodes_to_score is not None,
         "--override": args.override,
     }
@@ -230,7 +237,12 @@ def run_scheduler(args: argparse.Namespace) -> int:
         print("error: --scheduler prints text or json", file=sys.stderr)
         return 2
     try:
-        gates = FeatureGates.parse(args.feature_gates)
+        release = parse_emulated_version(args.emulated_version)
+    except EmulatedVersionError as exc:
+        print(f"error: {exc.flag_error(args.emulated_version)}", file=sys.stderr)
+        return 2
+    try:
+        gates = FeatureGates.parse(args.feature_gates, release=release)
     except FeatureGateError as exc:
         print(f"error: {exc.flag_error(args.feature_gates)}", file=sys.stderr)
         return 2

@@ -59,7 +59,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def config_from(args: argparse.Namespace) -> SchedulerConfig:
     return SchedulerConfig(
-        gates=parse_gates(args.feature_gates),
+        gates=parse_gates(args),
         pod_initial_backoff=args.pod_initial_backoff_seconds,
         pod_max_backoff=args.pod_max_backoff_seconds,
         pod_max_in_unschedulable_pods_duration=args.pod_max_in_unschedulable_pods_duration,

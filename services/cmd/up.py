@@ -75,6 +75,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 def run(args: argparse.Namespace) -> int:
     setup_logging("draplane", level=args.log_level, json=json_logs(args))
+    parse_gates(args)  # a bad --emulated-version or --feature-gates is one line before --data is touched
     host, port = parse_listen(args.listen)
     metrics_address = parse_listen(args.metrics_listen) if args.metrics_listen else None
     data = Path(args.data).resolve()
@@ -107,7 +108,7 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
         host=host,
         port=port,
         nodes=args.nodes,
-        gates=parse_gates(args.feature_gates),
+        gates=parse_gates(args),
         served=parse_served(args.runtime_config),
         authenticator=authenticator,
         anonymous=args.token_auth_file is None,

@@ -5,7 +5,8 @@ templates) and accept either the API's `FeatureGates` (anything with
 ``enabled(name)``) or a plain mapping of gate names to booleans (tests, the
 CLI). A gate that is not set takes the project default from
 `services.kube.feature_gates.KNOWN_FEATURES`, so every component agrees on
-defaults (``DRAAdminAccess`` is off, as in Kubernetes 1.32).
+defaults: the default release's (1.37: ``DRAAdminAccess`` is GA and on; a
+`FeatureGates` at ``--emulated-version=1.31`` has it off, as Kubernetes 1.32 did).
 """
 
 from __future__ import annotations

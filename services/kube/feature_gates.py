@@ -18,7 +18,9 @@ Which gates exist, and their stage and default, depend on the Kubernetes
 release a gate set is evaluated at (`services.kube.feature_gates_table`,
 Kubernetes' versioned feature specs and ``--emulated-version``):
 
-``FeatureGates()`` is release 1.31, the behaviour the seeds describe:
+``FeatureGates()`` is release 1.37 (today's DRA, ``--emulated-version``'s
+default, `services.kube.emulated_version`); ``FeatureGates(release="1.31")``
+(``--emulated-version=1.31``) is the behaviour the seeds describe:
 
 ============================  =======  ========  =============================================
 gate                          stage    default   what it guards
@@ -38,7 +40,7 @@ and the gates 1.32 to 1.37 added are pre-alpha there: known, off, and setting
 them is refused (``cannot set feature gate DRAPrioritizedList to true, feature
 is PreAlpha at emulated version 1.31, min compatibility version 1.30``).
 
-``FeatureGates(release="1.37")`` has Kubernetes 1.37.2's specs:
+At 1.37 (the default) the gates have Kubernetes 1.37.2's specs:
 DynamicResourceAllocation, DRAAdminAccess, DRAPrioritizedList,
 DRAResourceClaimDeviceStatus and DRAExtendedResource are GA and locked on
 (``cannot set feature gate DRAAdminAccess to false, feature is locked to
@@ -54,7 +56,9 @@ accepted. It arrived in 1.32 (alpha, default off), and draplane follows the
 1.32 semantics at release 1.31: with the gate off, ``adminAccess`` is dropped
 from new claims and templates unless the stored object already used it. So a
 1.31 manifest that sets ``adminAccess`` needs
-``--feature-gates=DRAAdminAccess=true`` here.
+``--emulated-version=1.31 --feature-gates=DRAAdminAccess=true`` here. At 1.37
+``adminAccess`` is always kept, and admitted only in a namespace labelled
+``resource.kubernetes.io/admin-access: "true"`` (`services.api.admission.admin_access`).
 
 Turning DynamicResourceAllocation off does not unregister resource.k8s.io (in
 Kubernetes that is ``--runtime-config``), and PodSchedulingContext stays
@@ -122,7 +126,7 @@ __all__ = [
 ]
 
 KNOWN_FEATURES: Mapping[str, FeatureSpec] = features_at(DEFAULT_RELEASE)
-"""Every known gate's spec at the default release (1.31); `features_at` gives another release's."""
+"""Every known gate's spec at the default release (1.37); `features_at` gives another release's."""
 _SPECIAL: Mapping[str, PreRelease] = MappingProxyType({ALL_ALPHA: "ALPHA", ALL_BETA: "BETA"})
 
 _GO_TRUE = frozenset({"1", "t", "T", "TRUE", "true", "True"})

@@ -80,8 +80,8 @@ RELEASE_1_31 = "1.31"
 RELEASE_1_37 = "1.37"
 RELEASES = (RELEASE_1_31, RELEASE_1_37)
 """The releases a gate set can be evaluated at: the two whose API draplane serves."""
-DEFAULT_RELEASE = RELEASE_1_31
-"""What ``FeatureGates()`` means: the 1.31 behaviour the seeds describe."""
+DEFAULT_RELEASE = RELEASE_1_37
+"""What ``FeatureGates()`` means: today's DRA (``--emulated-version``'s default); 1.31 is the seeds' behaviour."""
 
 PreRelease = Literal["PRE-ALPHA", "ALPHA", "BETA", "GA", "DEPRECATED"]
 

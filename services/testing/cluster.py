@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import yaml
 
+from services.kube.emulated_version import parse_emulated_version
 from services.kube.feature_gates import FeatureGates
 from services.testing.backends import DEFAULT_KAFKA_IMAGE, Backend, choose
 
@@ -49,10 +50,11 @@ FIELD_MANAGER = "draplane-pytest"
 
 @dataclass(frozen=True)
 class ClusterOptions:
-    """What to start: node count, feature gates (kube's syntax), the backend, where the data lives."""
+    """What to start: node count, feature gates (kube's syntax) at an emulated release, the backend, the data."""
 
     nodes: int = 2
     feature_gates: str = ""
+    emulated_version: str = ""  # --emulated-version: "" is today's (1.37), "1.31" the seeds'
     backend: str = "auto"  # auto | embedded | kafka | testcontainers (see services.testing.backends)
     data_dir: Path | None = None  # kept after the cluster stops when given; a temporary one otherwise
     kafka_image: str = DEFAULT_KAFKA_IMAGE
@@ -407,7 +409,7 @@ def running_cluster(
     from services.stack import LocalStack, StackConfig, node_names
 
     options = options or ClusterOptions()
-    gates = FeatureGates.parse(options.feature_gates)
+    gates = FeatureGates.parse(options.feature_gates, release=parse_emulated_version(options.emulated_version))
     own_backend = backend is None
     chosen = backend or choose(options.backend, kafka_image=options.kafka_image)
     # A short path: the drivers' unix sockets live under it (about 100 bytes at most).

@@ -23,7 +23,8 @@ Fixtures:
 Options (command line, or the ini key in brackets):
 ``--draplane-backend auto|embedded|kafka|testcontainers`` [draplane_backend],
 ``--draplane-nodes N`` [draplane_nodes], ``--draplane-feature-gates G=true,...``
-[draplane_feature_gates], ``--draplane-data DIR`` [draplane_data] (kept after
+[draplane_feature_gates], ``--draplane-emulated-version 1.31`` [draplane_emulated_version],
+``--draplane-data DIR`` [draplane_data] (kept after
 the run, for ``draplane replay --data DIR``), ``--draplane-kafka-image IMAGE``
 [draplane_kafka_image].
 
@@ -50,7 +51,8 @@ _OPTIONS: tuple[tuple[str, str, str, str], ...] = (
     ("backend", "BACKEND", "auto", "the log: auto (testcontainers, else $KAFKA_BOOTSTRAP_SERVERS, else embedded), "
      "embedded, kafka or testcontainers"),
     ("nodes", "N", "2", "simulated GPU nodes node-1 ... node-N"),
-    ("feature_gates", "GATES", "", "feature gates in kube's syntax, e.g. DRAControlPlaneController=true"),
+    ("feature_gates", "GATES", "", "feature gates in kube's syntax, e.g. DRAConsumableCapacity=false"),
+    ("emulated_version", "VERSION", "", "the Kubernetes release to emulate: 1.37 (default) or 1.31 (the seeds')"),
     ("data", "DIR", "", "directory for the cluster's data, kept afterwards (default: a temporary one, removed)"),
     ("kafka_image", "IMAGE", "", "the testcontainers backend's Kafka image (default draplane-kafka:local)"),
 )  # fmt: skip
@@ -82,6 +84,7 @@ def option(config: pytest.Config, name: str) -> str:
 
 
 def options_from(config: pytest.Config) -> ClusterOptions:
+    from services.kube.emulated_version import EmulatedVersionError, parse_emulated_version
     from services.kube.feature_gates import FeatureGateError, FeatureGates
     from services.testing.backends import BACKENDS, DEFAULT_KAFKA_IMAGE
     from services.testing.cluster import ClusterOptions
@@ -93,14 +96,20 @@ def options_from(config: pytest.Config) -> ClusterOptions:
     if not nodes_text.isdigit():
         raise pytest.UsageError(f"--draplane-nodes: expected a number of nodes, got {nodes_text!r}")
     gates = option(config, "feature_gates")
+    emulated = option(config, "emulated_version")
     try:
-        FeatureGates.parse(gates)
+        release = parse_emulated_version(emulated)
+    except EmulatedVersionError as exc:
+        raise pytest.UsageError(f"--draplane-emulated-version: {exc}") from None
+    try:
+        FeatureGates.parse(gates, release=release)
     except FeatureGateError as exc:
         raise pytest.UsageError(f"--draplane-feature-gates: {exc}") from None
     data = option(config, "data")
     return ClusterOptions(
         nodes=int(nodes_text),
         feature_gates=gates,
+        emulated_version=emulated,
         backend=backend,
         data_dir=Path(data).resolve() if data else None,
         kafka_image=option(config, "kafka_image") or DEFAULT_KAFKA_IMAGE,

@@ -9,7 +9,9 @@ subresource, answering 422 Invalid with every field error.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+from services.api.admission.admin_access import admin_access_errors, checks_admin_namespace
 from services.api.admission.chain import Attributes, View
 from services.api.admission.defaults import apply_defaults
 from services.api.admission.gated_fields import drop_disabled_fields
@@ -21,7 +23,7 @@ from services.api.admission.validation import (
 )
 from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
-from services.kube.feature_gates import FeatureGates
+from services.kube.feature_gates import DEFAULT_RELEASE, FeatureGates
 from services.kube.resource_limits import LIMITS_1_31, LIMITS_1_37
 
 
@@ -46,6 +48,9 @@ class DropDisabledFields:
 
 @dataclass
 class Validation:
+    """Kubernetes' validation; at ``release`` 1.37 also the strategies' admin-access namespace check."""
+
+    release: str = DEFAULT_RELEASE
     name: str = "Validation"
 
     def admit(self, attrs: Attributes, view: View) -> None:
@@ -69,6 +74,15 @@ class Validation:
             kind = rt.kind
         else:
             return
+        if checks_admin_namespace(self.release) and attrs.subresource in ("", "status"):
+            # The strategies' Validate: the admin-access errors come first.
+            def namespace() -> dict[str, Any] | None:
+                return view.get("", "namespaces", "", attrs.namespace) if attrs.namespace else None
+
+            errors = [
+                *admin_access_errors(rt, new=new, old=old, subresource=attrs.subresource, namespace=namespace),
+                *errors,
+            ]
         if errors:
             name = (new.get("metadata") or {}).get("name") or attrs.name
             raise st.invalid(rt.group, kind, name, errors)

@@ -35,6 +35,7 @@ from services.apiserver.http.negotiation import DISCOVERY_V2, negotiate, not_acc
 from services.apiserver.http.routing import GroupVersion, ResourceRoute, parse
 from services.apiserver.http.scope import Scope, Settings
 from services.apiserver.openapi import OpenAPIDocuments
+from services.kube.feature_gates import DEFAULT_RELEASE
 from services.runtime.healthz import HealthCheck, ready_check, root_health
 
 log = logging.getLogger(__name__)
@@ -69,6 +70,7 @@ def build_app(
     ready: Callable[[], bool] | None = None,
     live: Callable[[], Sequence[HealthCheck]] | None = None,
     served: ServedVersions = DEFAULT_SERVED,
+    release: str = DEFAULT_RELEASE,
 ) -> web.Application:
     """The apiserver's HTTP application over ``backend``.
 
@@ -82,7 +84,8 @@ def build_app(
     ``live`` gives the checks ``/healthz``, ``/livez`` and ``/readyz`` fail on: the
     process's tasks that must not end (`services.runtime.supervised`).
     ``served`` is the API versions served (``--runtime-config``): routing,
-    discovery and OpenAPI all read it.
+    discovery and OpenAPI all read it. ``release`` is ``--emulated-version``'s,
+    which ``/version`` reports.
     """
     app = web.Application(middlewares=[error_middleware], handler_args={"max_field_size": 65536})
     app[BACKEND] = backend
@@ -93,7 +96,7 @@ def build_app(
         watch_limiter=WatchLimiter(max_watches_per_user),
     )
     app[SERVED] = served
-    app[DISCOVERY] = DiscoveryDocuments(served)
+    app[DISCOVERY] = DiscoveryDocuments(served, release=release)
     app[OPENAPI] = openapi or OpenAPIDocuments.build(served)
     app[AUTH] = (authenticator, anonymous)
     app[AGGREGATED] = aggregated_discovery

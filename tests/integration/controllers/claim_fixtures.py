@@ -35,6 +35,17 @@ ALLOCATION: dict[str, Any] = {
 DEVICES: dict[str, Any] = {"requests": [{"name": "gpu", "deviceClassName": "gpu.example.com"}]}
 
 
+async def allow_admin_access(admin: Client) -> None:
+    """Label NS ``resource.kubernetes.io/admin-access: "true"``: at 1.37 (the log's gates) admin access needs it."""
+    ns = admin.get("", "namespaces", "", NS) or {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": NS}}
+    labels = {**(ns["metadata"].get("labels") or {}), "resource.kubernetes.io/admin-access": "true"}
+    labelled = {**ns, "metadata": {**ns["metadata"], "labels": labels}}
+    if "resourceVersion" in ns["metadata"]:
+        await admin.update("", "namespaces", labelled)
+    else:
+        await admin.create("", "namespaces", labelled)
+
+
 def template(name: str = "gpu-template", *, admin_access: bool = False, labels: Any = None) -> dict[str, Any]:
     request: dict[str, Any] = {"name": "gpu", "deviceClassName": "gpu.example.com"}
     if admin_access:

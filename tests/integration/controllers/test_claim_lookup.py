@@ -6,6 +6,7 @@ from claim_fixtures import (
     NS,
     RG,
     allocate,
+    allow_admin_access,
     claim,
     claim_controller,
     claims_of,
@@ -64,6 +65,7 @@ async def test_nil_name_means_no_claim(log: LogHarness, admin: Client) -> None:
 
 
 async def test_admin_access_gate_off_refuses_templates_that_need_it(log: LogHarness, admin: Client) -> None:
+    await allow_admin_access(admin)
     await admin.create(RG, "resourceclaimtemplates", template("admin", admin_access=True))
     await admin.create(RG, "resourceclaimtemplates", template("plain"))
     denied = await admin.create("", "pods", pod("denied", from_template("gpu", "admin")))
@@ -80,6 +82,7 @@ async def test_admin_access_gate_off_refuses_templates_that_need_it(log: LogHarn
 
 
 async def test_admin_access_gate_on_creates_the_claim(log: LogHarness, admin: Client) -> None:
+    await allow_admin_access(admin)
     await admin.create(RG, "resourceclaimtemplates", template("admin", admin_access=True))
     p = await admin.create("", "pods", pod("web-0", from_template("gpu", "admin")))
     async with claim_controller(log, gates={"DRAAdminAccess": True}):

@@ -153,7 +153,9 @@ async def test_replaying_a_recorded_run_decides_every_attempt_alike(bus_url: Bus
 async def test_replay_without_dra_differs_in_exactly_the_pods_with_claims(bus_url: BusUrl) -> None:
     run = await record_run(bus_url())
 
-    report = await replay(run.url, config=SchedulerConfig(gates=FeatureGates.parse("DynamicResourceAllocation=false")))
+    # DRA can be turned off only at 1.31 (the seeds' release); 1.37 locks it on.
+    gates = FeatureGates.parse("DynamicResourceAllocation=false", release="1.31")
+    report = await replay(run.url, config=SchedulerConfig(gates=gates))
 
     assert report.not_replayed == []
     assert report.attempts == len(run.decisions)
@@ -235,8 +237,9 @@ async def test_the_command_line_reports_differences_and_exits_zero(bus_url: BusU
         assert line.endswith(" — result, node, allocation, rejections differ")
 
     status, out, err = await draplane(
-        "replay", "--scheduler", "--bus", run.url, "--feature-gates", "DynamicResourceAllocation=false", "-o", "json"
-    )
+        "replay", "--scheduler", "--bus", run.url, "--emulated-version", "1.31",
+        "--feature-gates", "DynamicResourceAllocation=false", "-o", "json",
+    )  # fmt: skip
     assert status == 0, err
     doc = orjson.loads(out)
     assert (doc["attempts"], doc["different"], doc["notReplayed"]) == (n, len(run.attempts_of(*CLAIM_PODS)), 0)
@@ -245,3 +248,11 @@ async def test_the_command_line_reports_differences_and_exits_zero(bus_url: BusU
     status, out, err = await draplane("replay", "--scheduler", "--bus", run.url, "--feature-gates", "Nope=true")
     assert status == 2
     assert 'invalid argument "Nope=true" for "--feature-gates" flag: unrecognized feature gate: Nope' in err
+    status, out, err = await draplane(
+        "replay", "--scheduler", "--bus", run.url, "--feature-gates", "DynamicResourceAllocation=false"
+    )
+    assert status == 2  # the default release, 1.37, locks DRA on
+    assert "cannot set feature gate DynamicResourceAllocation to false, feature is locked to true" in err
+    status, out, err = await draplane("replay", "--scheduler", "--bus", run.url, "--emulated-version", "1.33")
+    assert status == 2
+    assert 'invalid argument "1.33" for "--emulated-version" flag: emulation version 1.33 is not one of' in err

@@ -44,8 +44,8 @@ GATES_1_37 = [
 
 
 def test_defaults_at_1_31() -> None:
-    gates = FeatureGates(release="1.31")
-    assert gates == FeatureGates()  # the default release
+    gates = FeatureGates(release="1.31")  # the seeds' release: --emulated-version=1.31
+    assert gates != FeatureGates()  # the default release is 1.37
     assert gates.as_dict() == {
         DYNAMIC_RESOURCE_ALLOCATION: True,  # draplane: DRA is the product (kube 1.31 defaults it off)
         DRA_CONTROL_PLANE_CONTROLLER: False,
@@ -54,7 +54,7 @@ def test_defaults_at_1_31() -> None:
     }
     assert gates.dynamic_resource_allocation and not gates.dra_control_plane_controller and not gates.dra_admin_access
     assert str(gates) == ""
-    assert FeatureGates.parse("") == gates
+    assert FeatureGates.parse("", release="1.31") == gates
 
 
 # name: (stage, default, locked) at 1.37
@@ -79,7 +79,8 @@ def test_specs_and_defaults_at_1_37() -> None:
     assert {name: (s.pre_release, s.default, s.lock_to_default) for name, s in specs.items()} == SPECS_1_37
     gates = FeatureGates(release="1.37")
     assert gates.as_dict() == {name: spec[1] for name, spec in SPECS_1_37.items()}
-    assert FeatureGates.parse("", release="1.37") == gates != FeatureGates()
+    assert FeatureGates.parse("", release="1.37") == gates == FeatureGates()  # 1.37: the default release
+    assert FeatureGates.parse("") == gates
 
 
 def test_unsupported_release() -> None:
@@ -127,7 +128,7 @@ def test_refusals_at_1_37(flag: str, message: str) -> None:
 @pytest.mark.parametrize("value", ["true", "false"])
 def test_1_37_gates_are_pre_alpha_at_1_31(gate: str, value: str) -> None:
     with pytest.raises(FeatureGateError) as err:
-        FeatureGates.parse(f"{gate}={value}")
+        FeatureGates.parse(f"{gate}={value}", release="1.31")
     assert str(err.value) == (
         f"cannot set feature gate {gate} to {value}, feature is PreAlpha at emulated version 1.31, "
         "min compatibility version 1.30"
@@ -229,16 +230,18 @@ def test_errors_are_worded_as_kube_at_1_31(flag: str, message: str) -> None:
 
 
 def test_dependency_check_can_be_deferred() -> None:
-    gates = FeatureGates.parse("DynamicResourceAllocation=false,DRAControlPlaneController=true", validate=False)
+    gates = FeatureGates.parse(
+        "DynamicResourceAllocation=false,DRAControlPlaneController=true", validate=False, release="1.31"
+    )
     assert gates.dra_control_plane_controller and not gates.dynamic_resource_allocation
     with pytest.raises(FeatureGateError, match="requires DynamicResourceAllocation"):
         gates.validate()
 
 
 def test_string_form_and_overrides() -> None:
-    gates = FeatureGates.parse("DRAControlPlaneController=true,DRAAdminAccess=1")
+    gates = FeatureGates.parse("DRAControlPlaneController=true,DRAAdminAccess=1", release="1.31")
     assert str(gates) == "DRAAdminAccess=true,DRAControlPlaneController=true"
-    assert FeatureGates.parse(str(gates)) == gates
+    assert FeatureGates.parse(str(gates), release="1.31") == gates
     more = gates.with_overrides({DRA_ADMIN_ACCESS: False})
     assert (more.dra_admin_access, gates.dra_admin_access) == (False, True)
     with pytest.raises(FeatureGateError):
@@ -268,7 +271,7 @@ def test_known_features_help_at_1_31() -> None:
         "DRAControlPlaneController=true|false (ALPHA - default=false)",
         "DynamicResourceAllocation=true|false (ALPHA - default=true)",
     ]
-    assert FeatureGates.known_features() == FeatureGates.known_features("1.31")
+    assert FeatureGates.known_features() == FeatureGates.known_features("1.37")  # the default release
 
 
 @pytest.mark.parametrize("text", ["1", "t", "T", "TRUE", "true", "True"])

@@ -39,7 +39,7 @@ CLASS = resource_kind("DeviceClass")
 SLICE = resource_kind("ResourceSlice")
 
 AT_1_37 = FeatureGates(release="1.37")
-AT_1_31 = FeatureGates()
+AT_1_31 = FeatureGates(release="1.31")  # the seeds' release, --emulated-version=1.31
 REQ: Path = ("spec", "devices", "requests", 0)
 RESULT: Path = ("status", "allocation", "devices", "results", 0)
 DEVICE: Path = ("spec", "devices", 0, "basic")
@@ -311,7 +311,7 @@ def test_binding_conditions_of_slices_need_device_status_too() -> None:
 
 
 def test_default_gates_leave_1_31_objects_alone() -> None:
-    """A 1.31-shaped claim and slice keep every field under the default (1.31) gates."""
+    """A 1.31-shaped claim and slice keep every field under the 1.31 gates (--emulated-version=1.31)."""
     plain_claim = claim()
     plain_slice = slice_with()
     assert dropped(CASES[0], plain_claim, None, AT_1_31) == plain_claim

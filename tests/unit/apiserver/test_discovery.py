@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from services.apiserver.discovery import version_info
 from services.apiserver.http.negotiation import DISCOVERY_V2
 
 KUBECTL_DISCOVERY_ACCEPT = (
@@ -15,8 +16,19 @@ KUBECTL_DISCOVERY_ACCEPT = (
 async def test_version(client: Any) -> None:
     r = await client.get("/version")
     doc = await r.json()
-    assert doc["gitVersion"] == "v1.31.0-draplane"
+    # The default --emulated-version, 1.37; kube-apiserver 1.37 adds the emulation fields
+    # (k8s.io/apimachinery/pkg/version.Info, component-base/compatibility's effectiveVersion.Info).
+    assert doc["gitVersion"] == "v1.37.0-draplane"
+    # minor: what picks a JSON-speaking kubectl (services.apiserver.discovery.CLIENT_MINOR).
     assert (doc["major"], doc["minor"]) == ("1", "31")
+    assert (doc["emulationMajor"], doc["emulationMinor"]) == ("1", "37")
+    assert (doc["minCompatibilityMajor"], doc["minCompatibilityMinor"]) == ("1", "36")
+
+
+def test_version_at_emulated_1_31() -> None:
+    doc = version_info("1.31")
+    assert doc["gitVersion"] == "v1.31.0-draplane"
+    assert (doc["major"], doc["minor"], doc["emulationMinor"], doc["minCompatibilityMinor"]) == ("1", "31", "31", "30")
 
 
 async def test_legacy_api_and_apis(client: Any) -> None:

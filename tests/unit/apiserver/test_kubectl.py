@@ -107,7 +107,7 @@ async def test_discovery_and_api_resources(kubectl: Kubectl) -> None:
     assert rows["pods"][1:] == ["po", "v1", "true", "Pod"]
     assert rows["resourceslices"][1:] == ["resource.k8s.io/v1", "false", "ResourceSlice"]
     _, out, _ = await kubectl("version", "-o", "json")
-    assert '"gitVersion": "v1.31.0-draplane"' in out
+    assert '"gitVersion": "v1.37.0-draplane"' in out
 
 
 async def test_apply_flow(kubectl: Kubectl, backend: Any, tmp_path: Path) -> None:

@@ -16,6 +16,7 @@ from services.controllers.generated_claims import (
     needs_admin_access,
     new_claim_for_pod,
 )
+from services.kube.feature_gates import FeatureGates
 from services.kube.resourceclaim import POD_CLAIM_NAME_ANNOTATION
 
 POD: dict[str, Any] = {
@@ -115,9 +116,12 @@ def test_gate_sources() -> None:
                 raise ValueError(name)
             return True
 
-    assert gate_enabled(None, "DRAAdminAccess") is False, "project default: off (Kubernetes 1.32)"
-    assert gate_enabled({"DRAAdminAccess": True}, "DRAAdminAccess") is True
-    assert gate_enabled({}, "DRAAdminAccess") is False
+    # The project default is the default release's, 1.37: DRAAdminAccess is GA and on (1.31/1.32: off).
+    assert gate_enabled(None, "DRAAdminAccess") is True
+    assert gate_enabled({"DRAAdminAccess": False}, "DRAAdminAccess") is False
+    assert gate_enabled({}, "DRAAdminAccess") is True
+    assert gate_enabled(None, "DRAControlPlaneController") is False
+    assert gate_enabled(FeatureGates(release="1.31"), "DRAAdminAccess") is False, "1.31 (the seeds'): off"
     assert gate_enabled(Gates(), "DRAAdminAccess") is True
     assert gate_enabled(Gates(), "DynamicResourceAllocation") is True, "unknown to the source: default"
 

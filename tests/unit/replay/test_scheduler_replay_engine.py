@@ -238,7 +238,8 @@ async def test_a_rewrite_changes_what_the_replayed_scheduler_sees() -> None:
 async def test_gates_decide_what_the_replayed_scheduler_watches_and_runs() -> None:
     log, pod_a, _, _ = race()
     won = bound(pod_a, 7, "node-1", "default/claim-a", "gpu-0")
-    config = SchedulerConfig(gates=FeatureGates.parse("DynamicResourceAllocation=false"))
+    # DRA off: only at 1.31 (the seeds' release); 1.37 locks it on.
+    config = SchedulerConfig(gates=FeatureGates.parse("DynamicResourceAllocation=false", release="1.31"))
     replayer = fed(log, won, config=config)
 
     outcome = await replayer.redo(won)
