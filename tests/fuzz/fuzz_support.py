@@ -40,6 +40,9 @@ CASES: Counter[str] = Counter()
 CODES: Counter[tuple[str, int]] = Counter()
 SCALE = float(os.environ.get("DRAPLANE_FUZZ_SCALE", "1"))
 NS = "fuzz"
+# The fuzz namespace as it is created: at 1.37 (the default release) the base manifests' adminAccess requests need
+# the admin-access label on the namespace (pkg/registry/resource/utils.go).
+NS_OBJECT = {"metadata": {"name": NS, "labels": {"resource.kubernetes.io/admin-access": "true"}}}
 FIXTURE = "fuzz-fixture"  # one object of every kind is seeded with this name (the namespace: FIXTURE-ns)
 
 

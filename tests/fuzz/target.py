@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from tests.fuzz.fuzz_support import FIXTURE, NS, RESOURCES, FuzzApi, collection_path, object_path, rt_of
+from tests.fuzz.fuzz_support import FIXTURE, NS_OBJECT, RESOURCES, FuzzApi, collection_path, object_path, rt_of
 from tests.fuzz.mutations import base_manifest, unique_name
 
 TOKEN = "fuzz-admin-token"  # a system:masters user of the target's token file
 
 
 async def seed(api: FuzzApi) -> None:
-    await api.json("POST", "/api/v1/namespaces", {"metadata": {"name": NS}})
+    await api.json("POST", "/api/v1/namespaces", NS_OBJECT)
     for rt in RESOURCES:
         name = f"{FIXTURE}-ns" if rt.kind == "Namespace" else FIXTURE
         await api.json("POST", collection_path(rt), base_manifest(rt.kind, name))

@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
 from services.runtime.committer_core import CommitterCore, Outcome
-from tests.fuzz.fuzz_support import CASES, CODES, FIXTURE, NS, RESOURCES, fuzz_settings, one_in
+from tests.fuzz.fuzz_support import CASES, CODES, FIXTURE, NS, NS_OBJECT, RESOURCES, fuzz_settings, one_in
 from tests.fuzz.mutations import JSON, base_manifest, dumps, mutate
 from topics.envelope import MalformedRecord, Request, UserInfo, decode_request
 
@@ -60,8 +60,8 @@ class CommittingCore:
 @pytest.fixture(scope="module")
 def core() -> CommittingCore:
     committing = CommittingCore()
-    seed = [Request(str(uuid.uuid4()), "create", "", "namespaces", "", ns, ADMIN, "", {"metadata": {"name": ns}})
-            for ns in ("default", NS)]  # fmt: skip
+    seed = [Request(str(uuid.uuid4()), "create", "", "namespaces", "", ns, ADMIN, "", obj)
+            for ns, obj in (("default", {"metadata": {"name": "default"}}), (NS, NS_OBJECT))]  # fmt: skip
     for rt in RESOURCES:
         name = f"{FIXTURE}-ns" if rt.kind == "Namespace" else FIXTURE
         seed.append(
