@@ -26,20 +26,19 @@ from services.api.machinery.conversion import (
     INTERNAL,
     ConversionError,
     from_internal,
-    to_internal,
+    upgrade_stored,
 )
 from services.api.types import registry
 from services.replay.output import ReplayedRecord
 from topics.declarations import OBJECTS
 from topics.envelope import MalformedRecord, split_key
 
-__all__ = ["VersionView", "known_api_versions", "parse_api_version", "stored_as_internal"]
+__all__ = ["VersionView", "known_api_versions", "parse_api_version"]
 
 # What the log held for resource.k8s.io before the hub form. Reading a stored object through this
 # version's conversion to the hub is the identity on hub objects and upgrades a 1.31 one (it wraps a
 # slice's bare capacity and changes nothing else; docs/decisions/api-versions.md, "Old logs"), so it
 # reads a record without knowing which form wrote it.
-_PRE_HUB_VERSION = registry.V1ALPHA3
 
 # Kubernetes' version order within a group: GA, then beta, then alpha; higher numbers first.
 _KUBE_VERSION = re.compile(r"v(\d+)(?:(alpha|beta)(\d+))?")
@@ -75,13 +74,6 @@ def parse_api_version(text: str) -> tuple[str, str]:
     return group, version
 
 
-def stored_as_internal(obj: dict[str, Any], *, group: str, kind: str) -> dict[str, Any]:
-    """A stored object of ``group`` in the hub form, whichever form (pre-hub 1.31 or hub) the log holds."""
-    if (group, kind, _PRE_HUB_VERSION, INTERNAL) in CONVERSIONS:
-        return to_internal(obj, group=group, kind=kind, version=_PRE_HUB_VERSION)
-    return obj  # a kind 1.31 did not have was only ever stored in the hub form
-
-
 def _log_group(group: str) -> str:
     """The API group of a log key's group segment (the core group is spelled ``core`` there)."""
     return registry.CORE if group == "core" else group
@@ -115,7 +107,7 @@ class VersionView:
             self._note_missing(kind, obj)
             return obj
         try:
-            hub = stored_as_internal(obj, group=self.group, kind=kind)
+            hub = upgrade_stored(obj)  # the read path's one upgrade of a pre-hub record
             return from_internal(hub, group=self.group, kind=kind, version=self.version)
         except (ConversionError, ValueError, TypeError, KeyError, AttributeError) as exc:
             self.note(f"note: {kind} {_name(obj)} not converted ({exc}); shown as stored")

@@ -1,7 +1,7 @@
 """Feature gates: kube's --feature-gates syntax, defaults per release, error texts and dependency checks.
 
 Tests that depend on defaults pin the release they test (``release="1.31"``,
-the seeds' behaviour and the default, or ``"1.37"``). The 1.37 stages,
+the seeds' behaviour, or ``"1.37"``, the default). The 1.37 stages,
 defaults and locks are k8s.io/kubernetes@v1.37.2 pkg/features/kube_features.go;
 the refusals' wording is component-base@v0.37.2 featuregate/feature_gate.go
 (``unsafeSetFromMap``), read, not run.
