@@ -17,6 +17,8 @@ from services.cmd.common import (
     parse_gates,
 )
 from services.cmd.component import run_component
+from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
+from services.kube.leader_election import SCHEDULER_LEASE
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
 from services.scheduler.queue import (
@@ -54,6 +56,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="stop filtering after this percentage of nodes were found feasible (default: kube's adaptive rule)",
     )
+    add_leader_election_arguments(p, resource_name=SCHEDULER_LEASE)
     p.set_defaults(run=run)
 
 
@@ -65,6 +68,7 @@ def config_from(args: argparse.Namespace) -> SchedulerConfig:
         pod_max_in_unschedulable_pods_duration=args.pod_max_in_unschedulable_pods_duration,
         percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
         host=socket.gethostname(),
+        leader_election=leader_election_from(args),
     )
 
 

@@ -7,6 +7,12 @@ pods (``FailedResourceClaimCreation``) go to the ``events`` topic. `run` is the
 component's whole life: start the informer and client, install the
 controllers, serve until cancelled, close everything it opened. ``registry``
 holds the controllers' Prometheus metrics for ``/metrics``.
+
+With leader election (``leader_election``, on in ``draplane
+controller-manager`` as in kube-controller-manager) a replica installs its
+handlers and keeps its informer warm, and starts the controllers' workers only
+while it holds the ``kube-system/kube-controller-manager`` Lease, after the
+predecessor-drain step (docs/decisions/leader-election.md).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ from services.controllers.resourceclaim import ResourceClaimController
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder as RuntimeEventRecorder
 from services.runtime.informer import Informer
+from services.runtime.leader_election import LeaderElectionConfig, LeaderElector, MasterStatus
 from services.runtime.snapshot import SnapshotStore
 from topics.envelope import UserInfo
 
@@ -58,6 +65,7 @@ class ControllerManager:
         recorder: EventRecorder | None = None,
         garbage_collector: bool = True,
         host: str = "",
+        leader_election: LeaderElectionConfig | None = None,
     ) -> None:
         self.bus = bus
         self.gates = gates
@@ -72,7 +80,11 @@ class ControllerManager:
         self._own_informer = informer is None
         self.informer = informer or Informer(bus, snapshot=snapshot, name="controller-manager")
         self.metrics = ControllerMetrics()
-        self.ready = asyncio.Event()
+        self.leader_election = leader_election if leader_election is not None and leader_election.enabled else None
+        self.elector: LeaderElector | None = None
+        self._master_status = MasterStatus(self.registry) if self.leader_election is not None else None
+        self.ready = asyncio.Event()  # caught up (a warm standby is ready) and, without election, drained
+        self.leading = asyncio.Event()  # the controllers' workers run
         self.client: Client | None = None
         self.claim_controller: ResourceClaimController | None = None
         self.gc: GarbageCollector | None = None
@@ -115,15 +127,19 @@ class ControllerManager:
             if events is not None:
                 await events.start()
             await self.informer.synced.wait()
-            # A predecessor's last creates, decided and seen: else a claim it created while the
-            # log was away would be missed by the owner lookup and created a second time.
-            await client.wait_for_predecessors()
-            log.info("controller-manager ready", extra={"position": self.informer.position})
+            if self.leader_election is None:
+                await self._lead(client)
+                return
+            self.elector = LeaderElector(
+                self.leader_election,
+                client=client,
+                component="kube-controller-manager",
+                host=self.host,
+                status=self._master_status,
+            )
+            log.info("controller-manager ready (standby until it holds the lease)")
             self.ready.set()
-            runs = [self.claim_controller.run(), self.namespace_controller.run()]
-            if self.gc is not None:
-                runs.append(self.gc.run())
-            await asyncio.gather(*runs)
+            await self.elector.run(lambda: self._lead(client))
         finally:
             with contextlib.suppress(Exception):
                 await client.close()
@@ -133,3 +149,20 @@ class ControllerManager:
             if self._own_informer:
                 with contextlib.suppress(Exception):
                     await self.informer.stop()
+
+    async def _lead(self, client: Client) -> None:
+        """The active controller-manager: drain a predecessor's requests, then run the controllers' workers."""
+        assert self.claim_controller is not None and self.namespace_controller is not None
+        # A predecessor's last creates, decided and seen: else a claim it created while the
+        # log was away would be missed by the owner lookup and created a second time.
+        await client.wait_for_predecessors()
+        log.info("controller-manager ready", extra={"position": self.informer.position})
+        self.ready.set()
+        self.leading.set()
+        runs = [self.claim_controller.run(), self.namespace_controller.run()]
+        if self.gc is not None:
+            runs.append(self.gc.run())
+        try:
+            await asyncio.gather(*runs)
+        finally:
+            self.leading.clear()

@@ -26,6 +26,12 @@ and ``schedule_one.go`` surround the framework:
   strategic-merge status patch, only when reason or message changed, as
   kube's ``updatePod`` does.
 
+With leader election (``SchedulerConfig.leader_election``, on in ``draplane
+scheduler`` as in kube-scheduler) a replica keeps its informer and queue warm
+and schedules only while it holds the ``kube-system/kube-scheduler`` Lease,
+after the predecessor-drain step (docs/decisions/leader-election.md); its
+identity is in every decision record it writes.
+
 Everything is re-derived from the log, so the service is restart-safe: claims
 allocated and reserved for a pod by a previous run are found allocated and
 the pod goes to the node they were allocated on.
@@ -52,6 +58,7 @@ from services.kube.structured import Features
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder, event_key
 from services.runtime.informer import Informer, Obj
+from services.runtime.leader_election import LeaderElectionConfig, LeaderElector
 from services.runtime.snapshot import SnapshotStore
 from services.scheduler import decisions
 from services.scheduler.api_client import LogAPIClient
@@ -185,6 +192,7 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
     client_timeout: float = 10.0
     host: str = ""  # Event source host (reportingInstance)
+    leader_election: LeaderElectionConfig | None = None  # None: schedule at once, as --leader-elect=false
 
 
 def build_core(
@@ -263,7 +271,18 @@ class SchedulerService:
         self.outbox = Outbox(bus)
         self.conditions = ConditionWriter(self.client)
         self.core, self.dynamic_resources = build_core(self.config, api=self.api, clock=clock, metrics=self.metrics)
+        election = self.config.leader_election
+        self.elector = (
+            LeaderElector(
+                election, client=self.client, component=COMPONENT, host=self.config.host, registry=self.registry
+            )
+            if election is not None and election.enabled
+            else None
+        )
+        # Set once the informer caught up (a warm standby is ready) and, without election, drained;
+        # ``leading`` once this replica schedules.
         self.ready = asyncio.Event()
+        self.leading = asyncio.Event()
         self._bindings: set[asyncio.Task[None]] = set()
         self._registered = False
 
@@ -291,20 +310,37 @@ class SchedulerService:
             await self.client.start()
             await self.outbox.start()
             await self.informer.synced.wait()
-            await self.client.wait_for_predecessors()  # a predecessor's last writes, decided and seen
-            log.info("scheduler ready", extra={"position": self.informer.position})
+            if self.elector is None:
+                await self._lead()
+                return
+            log.info("scheduler ready (standby until it holds the lease)", extra={"position": self.informer.position})
             self.ready.set()
-            await self._scheduling_loop()
+            await self.elector.run(self._lead)
         finally:
             await self._shutdown()
 
-    async def _shutdown(self) -> None:
-        self.core.queue.close()
+    async def _lead(self) -> None:
+        """The active scheduler's life: drain what a predecessor sent, then schedule until stopped."""
+        await self.client.wait_for_predecessors()  # a predecessor's last writes, decided and seen
+        log.info("scheduler ready", extra={"position": self.informer.position})
+        self.ready.set()
+        self.leading.set()
+        try:
+            await self._scheduling_loop()
+        finally:
+            self.leading.clear()
+            await self._stop_bindings()  # before a release lets a successor start
+
+    async def _stop_bindings(self) -> None:
         for task in list(self._bindings):
             task.cancel()
         for task in list(self._bindings):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+    async def _shutdown(self) -> None:
+        self.core.queue.close()
+        await self._stop_bindings()
         with contextlib.suppress(Exception):
             await self.conditions.close()
         with contextlib.suppress(Exception):
@@ -371,6 +407,7 @@ class SchedulerService:
             cycle=self.core.queue.scheduling_cycle,
             objects_position=position,
             start_node_index=start_node_index,
+            scheduler=self.elector.identity if self.elector is not None else "",
         )
         if attempt.succeeded:
             task = asyncio.create_task(self._binding_cycle(attempt, record), name=f"bind-{pinfo.key}")
