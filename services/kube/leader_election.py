@@ -48,6 +48,8 @@ DEFAULT_RENEW_DEADLINE = 10.0
 DEFAULT_RETRY_PERIOD = 2.0
 JITTER_FACTOR = 1.2  # leaderelection.JitterFactor: a retry waits retryPeriod * (1 + rand * 1.2)
 
+EXPIRY_MARGIN = 0.05  # seconds after the observed expiry that a standby tries again
+
 EVENT_REASON = "LeaderElection"
 BECAME_LEADER = "became leader"
 STOPPED_LEADING = "stopped leading"
@@ -149,7 +151,11 @@ class Observation:
         the record and stamps observedTime after, so a record seen for the first
         time is valid in that same attempt even with a zero duration.
         """
-        return self.time + self.record.lease_duration_seconds >= now
+        return self.expires_at() >= now
+
+    def expires_at(self) -> float:
+        """When (on the observer's clock) the observed holder's lease runs out unless it is renewed."""
+        return self.time + self.record.lease_duration_seconds
 
     def seen(self, record: LeaderElectionRecord, now: float) -> Observation:
         """The observation after reading ``record``: observedTime moves only when the record changed."""
@@ -212,6 +218,22 @@ def try_acquire_or_renew(
     else:
         mine = replace(mine, leader_transitions=old.leader_transitions + 1)
     return observed, LeaseWrite("update", updated_lease(current, mine), mine)
+
+
+def next_attempt_in(observed: Observation, *, now: float, jittered: float) -> float:
+    """The pause before a standby's next attempt: the jittered retry period, or less when the observed
+    holder's lease runs out sooner — then just after it runs out.
+
+    client-go only retries every jittered retryPeriod (2 to 4.4 s by default),
+    so a standby may try up to 4.4 s after the lease expired; waking at the
+    expiry keeps a handover within leaseDuration plus the log's latency. Who may
+    take the Lease is unchanged: `try_acquire_or_renew` decides as before.
+    """
+    if not observed.record.holder_identity:
+        return jittered
+    expires_in = observed.expires_at() - now + EXPIRY_MARGIN
+    # Already expired and still not ours (a write failed): the plain pause, never a busy loop.
+    return min(jittered, expires_in) if expires_in > 0 else jittered
 
 
 def release(

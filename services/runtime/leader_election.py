@@ -8,7 +8,9 @@ as leader; the rules of who may take the Lease are pure and live in
 ``LeaderElector.Run`` does:
 
 * **acquire**: try at once, then every ``retryPeriod`` with up to 1.2 times
-  more of jitter, until the Lease is ours;
+  more of jitter, until the Lease is ours — and, unlike client-go, also just
+  after the observed holder's lease runs out, if that comes sooner
+  (`services.kube.leader_election.next_attempt_in`), so a handover does not wait for a retry tick;
 * **lead**: run the component's work as a task; every ``retryPeriod`` renew,
   and when renewing has not succeeded for ``renewDeadline`` stop the work
   (lost leadership — `LeaderElectionLost`, so the process exits for its
@@ -50,6 +52,7 @@ from services.kube.leader_election import (
     LeaseWrite,
     Observation,
     event_message,
+    next_attempt_in,
     release,
     try_acquire_or_renew,
 )
@@ -176,7 +179,7 @@ class LeaderElector:
         pause = backoff.leader_election_retry(self.config.timings.retry_period)
         while not await self._try(deadline=self.config.timings.renew_deadline):
             log.debug("failed to acquire lease", extra={"lease": desc})
-            await pause.pause()
+            await asyncio.sleep(next_attempt_in(self.observed, now=self.clock(), jittered=pause.step()))
         log.info("successfully acquired lease", extra={"lease": desc, "identity": self.identity})
         await self._transition(leading=True)
 

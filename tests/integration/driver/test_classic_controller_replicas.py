@@ -27,7 +27,7 @@ from services.runtime.leader_election import LeaderElectionConfig
 from services.testing.harness import LogHarness
 from tests.support.eventually import eventually
 
-TIMINGS = ElectionTimings(lease_duration=3, renew_deadline=2, retry_period=0.5)
+TIMINGS = ElectionTimings(lease_duration=5, renew_deadline=4, retry_period=0.5)
 
 
 @pytest.fixture

@@ -50,7 +50,7 @@ from tests.support.eventually import eventually
 from topics.declarations import EVENTS
 from topics.envelope import decode_event
 
-TIMINGS = ElectionTimings(lease_duration=3, renew_deadline=2, retry_period=0.5)
+TIMINGS = ElectionTimings(lease_duration=5, renew_deadline=4, retry_period=0.5)
 HANDOVER_BOUND = timedelta(seconds=TIMINGS.lease_duration + 2)
 WAVE = 6
 
@@ -235,7 +235,7 @@ async def test_one_scheduler_and_one_controller_manager_act_and_a_killed_leader_
                 gap = parse_micro_time(taken["acquireTime"]) - last_renewal
                 assert timedelta(seconds=TIMINGS.lease_duration - 0.1) <= gap <= HANDOVER_BOUND, (lease, gap)
                 assert taken["leaseTransitions"] == specs[0]["leaseTransitions"] + 1
-                assert taken["leaseDurationSeconds"] == 3
+                assert taken["leaseDurationSeconds"] == TIMINGS.lease_duration_seconds
 
             # Transitions as Events on the Leases and as the gauge.
             events = await leader_events(log.bus)

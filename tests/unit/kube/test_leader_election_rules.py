@@ -22,6 +22,7 @@ from services.kube.leader_election import (
     Observation,
     lease_spec,
     new_lease,
+    next_attempt_in,
     record_of,
     release,
     try_acquire_or_renew,
@@ -260,3 +261,22 @@ def test_timings_check(timings: ElectionTimings, message: str | None) -> None:
         return
     with pytest.raises(ValueError, match=message.replace("*", r"\*")):
         timings.check()
+
+
+HELD = LeaderElectionRecord(holder_identity="bing", lease_duration_seconds=15)
+
+
+@pytest.mark.parametrize(
+    ("observed", "now", "jittered", "pause"),
+    [
+        (Observation(HELD, NOW), NOW + 1, 3.0, 3.0),  # expiry far off: the jittered retry period
+        (Observation(HELD, NOW), NOW + 14, 3.0, 1.05),  # expiry sooner: just after it
+        (Observation(HELD, NOW), NOW + 20, 3.0, 3.0),  # expired, yet the write failed: no busy loop
+        (Observation(LeaderElectionRecord(), NOW), NOW + 14, 3.0, 3.0),  # nobody holds it
+    ],
+    ids=["far", "soon", "expired", "unheld"],
+)
+def test_a_standby_tries_again_when_the_observed_lease_runs_out(
+    observed: Observation, now: float, jittered: float, pause: float
+) -> None:
+    assert next_attempt_in(observed, now=now, jittered=jittered) == pytest.approx(pause)
