@@ -41,7 +41,7 @@ from services.kube.leader_election import (
 from services.kube.times import parse_micro_time
 from services.runtime.client import Client
 from services.runtime.informer import Obj
-from services.runtime.leader_election import LeaderElectionConfig
+from services.runtime.leader_election import LeaderElectionConfig, LeaderElectionLost
 from services.scheduler.decisions import read_decisions
 from services.scheduler.service import SchedulerConfig, SchedulerService
 from services.testing.harness import LogHarness
@@ -304,7 +304,7 @@ async def test_a_leader_that_cannot_renew_stops_acting(bus_url: BusUrl) -> None:
             await eventually(take_over, what="the intruder's write")
             done, _ = await asyncio.wait({task}, timeout=30)
             assert task in done
-            assert type(task.exception()).__name__ == "LeaderElectionLost"
+            assert isinstance(task.exception(), LeaderElectionLost)
             assert not service.leading.is_set()
         finally:
             await stop(task)
