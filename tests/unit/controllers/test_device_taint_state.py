@@ -41,8 +41,7 @@ NODE, NODE2, DRIVER = "worker", "worker-2", "some-driver"
 POD, POD_UID, NS = "my-pod", "1234", "default"
 CLAIM = f"{POD}-my-resource"
 TAINT_KEY, TAINT_VALUE = "example.com/taint", "something"
-T0 = parse_time("2000-01-01T00:00:00Z")
-assert T0 is not None
+T0: float = parse_time("2000-01-01T00:00:00Z") or 0.0
 TAINT_TIME = "2000-01-01T00:00:00Z"
 TOLERATION = 3600  # "A test may run for an hour without reaching the end of this period."
 
