@@ -37,6 +37,7 @@ async def test_a_pod_evicted_for_a_device_taint_is_stopped_and_its_claim_unprepa
     log: LogHarness, admin: Client, state_dir: Path
 ) -> None:
     changes: list[Change] = []
+    assert admin.informer is not None
     admin.informer.add_listener(changes.append)
     await admin.create(RG, "resourceclaims", claim("gpu-claim"))
     informer = Informer(log.bus, name="device-taint-eviction")
