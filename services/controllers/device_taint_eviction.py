@@ -178,11 +178,14 @@ class DeviceTaintEvictionController:
                     self.state.pod_done(ref, eviction, evicted=False)
                     return
                 raise  # a conflict: the next attempt sees the pod that replaced it
+            latency = max(self.clock() - eviction.when, 0.0)
+            self.metrics.taint_pod_deletions.inc()
+            self.metrics.taint_pod_deletion_latency.observe(latency)
             log.info(
                 "evicted pod by deleting it",
                 extra={
                     "key": f"{ref.namespace}/{ref.name}",
-                    "latency": round(self.clock() - eviction.when, 3),
+                    "latency": round(latency, 3),
                     "reason": ", ".join(r.describe() for r in eviction.reasons),
                 },
             )

@@ -164,6 +164,10 @@ async def test_no_execute_rule_evicts_the_running_pod_after_its_toleration(bus_u
         assert pending_at < condition_at < deleted_at
         assert conditioned[0].object["metadata"]["uid"] == created["metadata"]["uid"]
 
+        registry = manager.registry
+        assert registry.get_sample_value("device_taint_eviction_controller_pod_deletions_total") == 1
+        assert registry.get_sample_value("device_taint_eviction_controller_pod_deletion_duration_seconds_count") == 1
+
         events = [e for e in await stack.events("a") if e["reason"] == "DeviceTaintManagerEviction"]
         assert [(e["message"], e["source"]["component"], e["type"]) for e in events] == [
             ("Marking for deletion", "device-taint-eviction-controller", "Normal")
