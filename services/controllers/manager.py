@@ -1,12 +1,14 @@
-"""The controller-manager: the resourceclaim, garbage-collector and namespace controllers over one informer.
+"""The controller-manager: resourceclaim, device-taint-eviction, garbage-collector and namespace controllers.
 
 Why this module exists: the controllers read the same objects, so one
 process runs them over one shared informer (one consumer of ``objects``) and
 one client that writes as ``system:kube-controller-manager``; warnings about
 pods (``FailedResourceClaimCreation``) go to the ``events`` topic. `run` is the
 component's whole life: start the informer and client, install the
-controllers, serve until cancelled, close everything it opened. ``registry``
-holds the controllers' Prometheus metrics for ``/metrics``.
+controllers (device-taint-eviction only with DRADeviceTaints on; its Events
+come from ``device-taint-eviction-controller``), serve until cancelled, close
+everything it opened. ``registry`` holds the controllers' Prometheus metrics
+for ``/metrics``.
 
 With leader election (``leader_election``, on in ``draplane
 controller-manager`` as in kube-controller-manager) a replica installs its
@@ -26,6 +28,8 @@ from prometheus_client import CollectorRegistry
 
 from services.api.admission.authorization import CONTROLLER_MANAGER
 from services.bus.port import Bus
+from services.controllers import device_taint_eviction
+from services.controllers.device_taint_eviction import DeviceTaintEvictionController
 from services.controllers.garbage_collector import DEFAULT_WORKERS as DEFAULT_GC_WORKERS
 from services.controllers.garbage_collector import GarbageCollector
 from services.controllers.gates import Gates
@@ -89,6 +93,7 @@ class ControllerManager:
         self.claim_controller: ResourceClaimController | None = None
         self.gc: GarbageCollector | None = None
         self.namespace_controller: NamespaceController | None = None
+        self.taint_eviction: DeviceTaintEvictionController | None = None
 
     @property
     def registry(self) -> CollectorRegistry:
@@ -114,6 +119,15 @@ class ControllerManager:
         if self.garbage_collector_enabled:
             self.gc = GarbageCollector(self.informer, writer, workers=self.gc_workers, metrics=self.metrics)
         self.namespace_controller = NamespaceController(self.informer, writer, metrics=self.metrics)
+        taint_events: RuntimeEventRecorder | None = None
+        if device_taint_eviction.enabled(self.gates):
+            if self.recorder is None:
+                taint_events = RuntimeEventRecorder(
+                    self.bus, component=device_taint_eviction.CONTROLLER_NAME, host=self.host
+                )
+            self.taint_eviction = DeviceTaintEvictionController(
+                self.informer, writer, gates=self.gates, recorder=self.recorder or taint_events, metrics=self.metrics
+            )
         try:
             if self._own_informer:
                 await self.informer.start()
@@ -123,9 +137,13 @@ class ControllerManager:
             if self.gc is not None:
                 self.gc.register()
             self.namespace_controller.register()
+            if self.taint_eviction is not None:
+                self.taint_eviction.register()
             await client.start()
             if events is not None:
                 await events.start()
+            if taint_events is not None:
+                await taint_events.start()
             await self.informer.synced.wait()
             if self.leader_election is None:
                 await self._lead(client)
@@ -143,9 +161,10 @@ class ControllerManager:
         finally:
             with contextlib.suppress(Exception):
                 await client.close()
-            if events is not None:
-                with contextlib.suppress(Exception):
-                    await events.close()
+            for recorder in (events, taint_events):
+                if recorder is not None:
+                    with contextlib.suppress(Exception):
+                        await recorder.close()
             if self._own_informer:
                 with contextlib.suppress(Exception):
                     await self.informer.stop()
@@ -162,6 +181,8 @@ class ControllerManager:
         runs = [self.claim_controller.run(), self.namespace_controller.run()]
         if self.gc is not None:
             runs.append(self.gc.run())
+        if self.taint_eviction is not None:
+            runs.append(self.taint_eviction.run())
         try:
             await asyncio.gather(*runs)
         finally:
