@@ -59,6 +59,8 @@ from services.scheduler.cache import CacheError
 from services.scheduler.client import APIClient
 from services.scheduler.cluster_events import Resource
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.binding_conditions import DEFAULT_BINDING_TIMEOUT
+from services.scheduler.dra.binding_wait import EVENT_REASON_PENDING, BindingConditions, pending_event_message
 from services.scheduler.dra.stores import ObjectStore
 from services.scheduler.metrics import SchedulerMetrics
 from services.scheduler.outbox import Outbox
@@ -185,6 +187,8 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
     client_timeout: float = 10.0
     host: str = ""  # Event source host (reportingInstance)
+    # DynamicResourcesArgs.bindingTimeout in seconds (DRADeviceBindingConditions); None: 600 s.
+    binding_timeout: float | None = None
 
 
 def build_core(
@@ -203,6 +207,8 @@ def build_core(
     gates = config.gates
     dra_enabled = gates.dynamic_resource_allocation
     control_plane_controller = dra_enabled and gates.dra_control_plane_controller
+    features = Features.from_gates(gates)
+    binding_timeout = DEFAULT_BINDING_TIMEOUT if config.binding_timeout is None else config.binding_timeout
     dynamic_resources = DynamicResources(
         client=api,
         classes=ObjectStore(),
@@ -212,7 +218,8 @@ def build_core(
         taint_rules=ObjectStore() if dra_enabled and _taint_rules_enabled(gates) else None,
         enabled=dra_enabled,
         control_plane_controller=control_plane_controller,
-        features=Features.from_gates(gates),
+        features=features,
+        binding_conditions=BindingConditions(enabled=features.binding_conditions, timeout=binding_timeout),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
     core = SchedulerCore(
@@ -263,6 +270,9 @@ class SchedulerService:
         self.outbox = Outbox(bus)
         self.conditions = ConditionWriter(self.client)
         self.core, self.dynamic_resources = build_core(self.config, api=self.api, clock=clock, metrics=self.metrics)
+        self.dynamic_resources.binding.on_wait = lambda pod, node: self._event(
+            pod, "Normal", EVENT_REASON_PENDING, pending_event_message(node)
+        )
         self.ready = asyncio.Event()
         self._bindings: set[asyncio.Task[None]] = set()
         self._registered = False
