@@ -60,6 +60,7 @@ from services.scheduler.client import APIClient
 from services.scheduler.cluster_events import Resource
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
 from services.scheduler.dra.binding_conditions import DEFAULT_BINDING_TIMEOUT
+from services.scheduler.dra.binding_metrics import BindingConditionsMetrics
 from services.scheduler.dra.binding_wait import EVENT_REASON_PENDING, BindingConditions, pending_event_message
 from services.scheduler.dra.stores import ObjectStore
 from services.scheduler.metrics import SchedulerMetrics
@@ -270,9 +271,12 @@ class SchedulerService:
         self.outbox = Outbox(bus)
         self.conditions = ConditionWriter(self.client)
         self.core, self.dynamic_resources = build_core(self.config, api=self.api, clock=clock, metrics=self.metrics)
-        self.dynamic_resources.binding.on_wait = lambda pod, node: self._event(
+        binding = self.dynamic_resources.binding
+        binding.on_wait = lambda pod, node: self._event(
             pod, "Normal", EVENT_REASON_PENDING, pending_event_message(node)
         )
+        if binding.enabled:  # kube registers these metrics only with DRADeviceBindingConditions on
+            binding.on_done = BindingConditionsMetrics(self.registry, profile=DEFAULT_SCHEDULER_NAME).record
         self.ready = asyncio.Event()
         self._bindings: set[asyncio.Task[None]] = set()
         self._registered = False

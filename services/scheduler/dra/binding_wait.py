@@ -22,12 +22,14 @@ from typing import Any
 
 from services.scheduler.dra.binding_conditions import (
     DEFAULT_BINDING_TIMEOUT,
+    DeviceBindingFailedError,
     DeviceBindingTimeoutError,
     format_timestamp,
     has_binding_conditions,
     pod_ready_for_binding,
     unavailable_for_binding,
 )
+from services.scheduler.dra.binding_metrics import STATUS_ERROR, STATUS_FAILED, STATUS_SUCCESS, STATUS_TIMEOUT
 
 ClaimKey = tuple[str, str]  # (namespace, name)
 Getter = Callable[[str, str], Mapping[str, Any] | None]
@@ -69,6 +71,8 @@ class BindingConditions:
         self.now = now
         self._waiters: dict[ClaimKey, set[asyncio.Event]] = {}
         self.on_wait: Callable[[Mapping[str, Any], str], None] | None = None  # (pod, node): the Pending Event
+        # (claims as last read, status label, seconds waited) once a wait ends: the binding-condition metrics
+        self.on_done: Callable[[Sequence[Mapping[str, Any]], str, float], None] | None = None
 
     # ------------------------------------------------------------ informer
 
@@ -111,20 +115,25 @@ class BindingConditions:
             self.on_wait(pod, node_name)
         keys = [_key(claim) for claim in claims]
         loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.timeout
+        start = loop.time()
+        deadline = start + self.timeout
         woken = asyncio.Event()
         for key in keys:
             self._waiters.setdefault(key, set()).add(woken)
+        current: list[Mapping[str, Any]] = list(claims)
+        label = STATUS_ERROR
         try:
             while True:
                 woken.clear()
-                current = []
+                read = []
                 for namespace, name in keys:
                     claim = get(namespace, name)
                     if claim is None:
                         raise LookupError(f'resourceclaim "{name}" not found')
-                    current.append(claim)
+                    read.append(claim)
+                current = read
                 if pod_ready_for_binding(current, timeout=self.timeout, now=self.now()):
+                    label = STATUS_SUCCESS
                     return current
                 remaining = deadline - loop.time()
                 if remaining <= 0:
@@ -133,7 +142,15 @@ class BindingConditions:
                     await asyncio.wait_for(woken.wait(), remaining)
                 except TimeoutError:
                     raise DeviceBindingTimeoutError() from None
+        except DeviceBindingTimeoutError:
+            label = STATUS_TIMEOUT
+            raise
+        except DeviceBindingFailedError:
+            label = STATUS_FAILED
+            raise
         finally:
+            if self.on_done is not None:
+                self.on_done(current, label, loop.time() - start)
             for key in keys:
                 events = self._waiters.get(key)
                 if events is not None:

@@ -169,6 +169,13 @@ async def report_attached(stack: Stack, current: dict[str, Any]) -> None:
     await stack.admin.update_status(RG, "resourceclaims", {**current, "status": status})
 
 
+def bc_allocations(stack: Stack, status: str) -> float:
+    """``scheduler_dra_bindingconditions_allocations_total``: PreBind waits on a device, by how they ended."""
+    return stack.sample(
+        "scheduler_dra_bindingconditions_allocations_total", profile="default-scheduler", driver=DRIVER, status=status
+    )
+
+
 async def test_a_binding_condition_set_true_by_the_controller_lets_the_pod_bind(bus_url: BusUrl) -> None:
     url = bus_url()
     async with stack_1_37(url) as stack:
@@ -196,6 +203,8 @@ async def test_a_binding_condition_set_true_by_the_controller_lets_the_pod_bind(
             (1, "scheduled", "bound")
         ]
         assert history.states == [(False, False), (True, True)]
+        assert bc_allocations(stack, "success") == 1
+        assert bc_allocations(stack, "timeout") == bc_allocations(stack, "failure") == 0
         reasons = [(e["type"], e["reason"], e["message"]) for e in await stack.events("fabric")]
         assert ("Normal", "BindingConditionsPending", f"waiting for binding conditions for device on node {NODE}") in (
             reasons
@@ -213,6 +222,7 @@ async def test_a_binding_condition_that_times_out_deallocates_the_claim_and_the_
         # Attempt 1 waits and times out; attempt 2's Filter finds the claim timed out and PostFilter deallocates
         # it; the deallocation requeues the pod, and attempt 3 allocates the device again.
         await eventually(lambda: stack.attempts("error") >= 1, timeout=30, what="PreBind timed out")
+        assert bc_allocations(stack, "timeout") >= 1
         await eventually(lambda: stack.attempts("unschedulable") >= 1, timeout=30, what="claim deallocated")
         await eventually(lambda: len(history.states) >= 5, timeout=30, what="allocated again")
         assert history.states[:5] == [(False, False), (True, True), (True, False), (False, False), (True, True)]
@@ -246,4 +256,7 @@ async def test_a_binding_condition_that_times_out_deallocates_the_claim_and_the_
         )
         assert records[1]["message"].startswith("0/1 nodes are available: 1 resourceclaim not available on the node.")
         assert records[-1]["binding"]["result"] == "bound"
+        assert bc_allocations(stack, "success") == 1
+        timed_out = [r for r in records if "device binding timeout" in (r.get("binding") or {}).get("message", "")]
+        assert bc_allocations(stack, "timeout") == len(timed_out) >= 1
         assert [r["attempt"] for r in records] == list(range(1, len(records) + 1))

@@ -13,12 +13,14 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
+from prometheus_client import CollectorRegistry
 
 from services.scheduler.dra.binding_conditions import (
     DeviceBindingFailedError,
     DeviceBindingTimeoutError,
     format_timestamp,
 )
+from services.scheduler.dra.binding_metrics import BindingConditionsMetrics
 from services.scheduler.dra.binding_wait import BindingConditions, pending_event_message
 
 Obj = dict[str, Any]
@@ -156,3 +158,32 @@ async def test_a_claim_that_goes_away_ends_the_wait() -> None:
     w.observe(claim())
     with pytest.raises(LookupError, match='resourceclaim "c" not found'):
         await task
+
+
+@pytest.mark.looptime
+async def test_every_wait_reports_how_it_ended_and_how_long_it_took() -> None:
+    w = waiter(timeout=5.0)
+    done: list[tuple[str, float]] = []
+    w.on_done = lambda claims, status, seconds: done.append((status, seconds))
+    claims = Claims(w, claim())
+    task = asyncio.create_task(w.wait([claim()], claims.get, pod=POD, node_name="n1"))
+    await asyncio.sleep(2)
+    claims.put(claim(conditions=[("attached", "True")]))
+    await task
+    with pytest.raises(DeviceBindingTimeoutError):
+        await w.wait([claim("t")], Claims(w, claim("t")).get, pod=POD, node_name="n1")
+    failing = Claims(w, claim("f", conditions=[("failed", "True")]))
+    with pytest.raises(DeviceBindingFailedError):
+        await w.wait([claim("f")], failing.get, pod=POD, node_name="n1")
+    assert done == [("success", pytest.approx(2.0)), ("timeout", pytest.approx(5.0)), ("failure", 0.0)]
+
+
+def test_binding_condition_metrics_count_devices_with_conditions_and_time_every_device() -> None:
+    registry = CollectorRegistry()
+    metrics = BindingConditionsMetrics(registry, profile="default-scheduler")
+    plain = claim("plain", binding=False)
+    metrics.record([claim(conditions=[("attached", "True")]), plain], "success", 1.5)
+    labels = {"profile": "default-scheduler", "driver": "d", "status": "success"}
+    assert registry.get_sample_value("scheduler_dra_bindingconditions_allocations_total", labels) == 1.0
+    assert registry.get_sample_value("scheduler_dra_bindingconditions_wait_duration_seconds_count", labels) == 2.0
+    assert registry.get_sample_value("scheduler_dra_bindingconditions_wait_duration_seconds_sum", labels) == 3.0
