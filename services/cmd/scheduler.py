@@ -19,8 +19,10 @@ from services.cmd.common import (
 from services.cmd.component import run_component
 from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
 from services.kube.leader_election import SCHEDULER_LEASE
+from services.kube.structured import Features
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
+from services.scheduler.dra.binding_conditions import validate_binding_timeout
 from services.scheduler.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -57,12 +59,26 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="stop filtering after this percentage of nodes were found feasible (default: kube's adaptive rule)",
     )
     add_leader_election_arguments(p, resource_name=SCHEDULER_LEASE)
+    p.add_argument(
+        "--binding-timeout-seconds",
+        type=float,
+        default=None,
+        help="DynamicResourcesArgs bindingTimeout: how long PreBind waits for devices' binding conditions "
+        "(DRADeviceBindingConditions; at least 1, default 600)",
+    )
     p.set_defaults(run=run)
 
 
 def config_from(args: argparse.Namespace) -> SchedulerConfig:
+    gates = parse_gates(args)
+    refused = validate_binding_timeout(
+        args.binding_timeout_seconds, enabled=Features.from_gates(gates).binding_conditions
+    )
+    if refused is not None:
+        raise SystemExit(f"invalid --binding-timeout-seconds: {refused}")
     return SchedulerConfig(
-        gates=parse_gates(args),
+        gates=gates,
+        binding_timeout=args.binding_timeout_seconds,
         pod_initial_backoff=args.pod_initial_backoff_seconds,
         pod_max_backoff=args.pod_max_backoff_seconds,
         pod_max_in_unschedulable_pods_duration=args.pod_max_in_unschedulable_pods_duration,

@@ -44,6 +44,7 @@ from services.kube.structured.allocator import Features
 from services.kube.structured.diagnosis import COUNT, FITS, TAINT, NodeFit, RequestSummary, diagnose_node, summarize
 from services.replay.state import ObjectState
 from services.scheduler.dra.assume_cache import allocated_device_ids
+from services.scheduler.dra.binding_conditions import pending_reasons
 
 RESOURCE_GROUP = "resource.k8s.io"
 VERDICT_WORDS = {
@@ -127,6 +128,7 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
                 )
             else:
                 out.claims.append(f"claim {claim_key(claim)}: allocated{where}")
+            out.claims.extend(f"claim {claim_key(claim)}: {reason}" for reason in pending_reasons(claim))
             continue
         if (claim.get("spec") or {}).get("controller"):
             out.claims.append(

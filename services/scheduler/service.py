@@ -66,6 +66,9 @@ from services.scheduler.cache import CacheError
 from services.scheduler.client import APIClient
 from services.scheduler.cluster_events import Resource
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.binding_conditions import DEFAULT_BINDING_TIMEOUT
+from services.scheduler.dra.binding_metrics import BindingConditionsMetrics
+from services.scheduler.dra.binding_wait import EVENT_REASON_PENDING, BindingConditions, pending_event_message
 from services.scheduler.dra.stores import ObjectStore
 from services.scheduler.metrics import SchedulerMetrics
 from services.scheduler.outbox import Outbox
@@ -193,6 +196,8 @@ class SchedulerConfig:
     client_timeout: float = 10.0
     host: str = ""  # Event source host (reportingInstance)
     leader_election: LeaderElectionConfig | None = None  # None: schedule at once, as --leader-elect=false
+    # DynamicResourcesArgs.bindingTimeout in seconds (DRADeviceBindingConditions); None: 600 s.
+    binding_timeout: float | None = None
 
 
 def build_core(
@@ -211,6 +216,8 @@ def build_core(
     gates = config.gates
     dra_enabled = gates.dynamic_resource_allocation
     control_plane_controller = dra_enabled and gates.dra_control_plane_controller
+    features = Features.from_gates(gates)
+    binding_timeout = DEFAULT_BINDING_TIMEOUT if config.binding_timeout is None else config.binding_timeout
     dynamic_resources = DynamicResources(
         client=api,
         classes=ObjectStore(),
@@ -220,7 +227,8 @@ def build_core(
         taint_rules=ObjectStore() if dra_enabled and _taint_rules_enabled(gates) else None,
         enabled=dra_enabled,
         control_plane_controller=control_plane_controller,
-        features=Features.from_gates(gates),
+        features=features,
+        binding_conditions=BindingConditions(enabled=features.binding_conditions, timeout=binding_timeout),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
     core = SchedulerCore(
@@ -279,6 +287,12 @@ class SchedulerService:
             if election is not None and election.enabled
             else None
         )
+        binding = self.dynamic_resources.binding
+        binding.on_wait = lambda pod, node: self._event(
+            pod, "Normal", EVENT_REASON_PENDING, pending_event_message(node)
+        )
+        if binding.enabled:  # kube registers these metrics only with DRADeviceBindingConditions on
+            binding.on_done = BindingConditionsMetrics(self.registry, profile=DEFAULT_SCHEDULER_NAME).record
         # Set once the informer caught up (a warm standby is ready) and, without election, drained;
         # ``leading`` once this replica schedules.
         self.ready = asyncio.Event()
