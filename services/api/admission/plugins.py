@@ -14,6 +14,7 @@ from typing import Any
 from services.api.admission.admin_access import admin_access_errors, checks_admin_namespace
 from services.api.admission.chain import Attributes, View
 from services.api.admission.defaults import apply_defaults
+from services.api.admission.defaults_stored import apply_stored_defaults
 from services.api.admission.gated_fields import drop_disabled_fields
 from services.api.admission.validation import (
     validate_create,
@@ -34,6 +35,7 @@ class Defaulting:
     def admit(self, attrs: Attributes, view: View) -> None:
         if attrs.new is not None and attrs.subresource in ("", "status"):
             apply_defaults(attrs.resource, attrs.new)
+            apply_stored_defaults(attrs.resource, attrs.new)
 
 
 @dataclass
