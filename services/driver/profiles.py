@@ -133,7 +133,13 @@ class DriverProfile:
         elif self.partitions:
             pool = partitioned_gpus(node, count=self.count, partitions=self.partitions)
         else:
-            pool = PoolResources(default_inventory(node, count=self.count))
+            # The example driver's GPUs today: memory and compute (the default inventory has memory only).
+            pool = PoolResources(
+                [
+                    {**d, "basic": {**d["basic"], "capacity": _counters(GPU_MEMORY, GPU_COMPUTE)}}
+                    for d in default_inventory(node, count=self.count)
+                ]
+            )
         return self.decorate(pool)
 
     def decorate(self, pool: PoolResources) -> PoolResources:

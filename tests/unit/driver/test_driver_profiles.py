@@ -94,6 +94,7 @@ def test_shared_gpus_carry_allow_multiple_allocations_and_a_request_policy() -> 
         "value": "80Gi",
         "requestPolicy": {"default": "80Gi", "validRange": {"min": "1Gi", "max": "80Gi", "step": "1Gi"}},
     }
+    assert gpu["capacity"]["compute"]["requestPolicy"]["validRange"] == {"min": "1", "max": "100", "step": "1"}
 
 
 def test_shared_partitions_have_the_partitions_capacity_as_their_policy_range() -> None:
