@@ -26,6 +26,7 @@ from typing import Any
 from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP
 from services.driver.device_status import binding_conditions_met, prepared_statuses
+from services.runtime import backoff
 from services.runtime.client import Client
 from services.runtime.informer import Informer, Obj
 from services.runtime.workers import run_workers
@@ -104,7 +105,10 @@ class ClaimStatusWriter:
 
     async def _write(self, key: tuple[str, str], compute: Callable[[Mapping[str, Any]], list[Obj] | None]) -> None:
         namespace, name = key
-        for _ in range(ATTEMPTS):
+        retry = backoff.retry_on_conflict()
+        for attempt in range(ATTEMPTS):
+            if attempt:
+                await retry.pause()  # client-go's RetryOnConflict: the informer catches up meanwhile
             claim = self.informer.store(RESOURCE_GROUP, CLAIMS).get(namespace, name)
             if claim is None:
                 return
@@ -116,7 +120,7 @@ class ClaimStatusWriter:
                 await self.client.update_status(RESOURCE_GROUP, CLAIMS, updated)
             except st.StatusError as err:
                 if err.code == 409:
-                    continue  # the informer has the newer copy once the client returns
+                    continue
                 if err.code == 404:
                     return
                 raise

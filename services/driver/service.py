@@ -289,7 +289,7 @@ class DriverService:
             return
         try:
             await self.status_writer.prepared(ref.namespace, ref.name, ref.uid)
-        except st.StatusError as err:
+        except (st.StatusError, TimeoutError) as err:
             raise PrepareError(f"failed to update the device status of the claim: {err}") from None
 
     def health_report(self) -> dict[tuple[str, str], str]:
