@@ -148,6 +148,7 @@ def profiles(*specs: str) -> tuple[tuple[str, DriverProfile], ...]:
     return tuple(parse_profile_spec(s) for s in specs)
 
 
+UNHEALTHY_PARTITION = "gpu-0-partition-0"
 BACKENDS = ["embedded", pytest.param("kafka", marks=pytest.mark.kafka)]
 
 
@@ -177,7 +178,9 @@ async def one_profile(root: Path, spec: str, demo: str) -> AsyncIterator[Cluster
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def partitions(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cluster]:
-    async for c in one_profile(tmp_path_factory.mktemp("partitions"), "gpu,partitions=4", "partitionable-devices.yaml"):
+    # One partition reported Unhealthy by the driver: the container's allocatedResourcesStatus shows it.
+    spec = f"gpu,partitions=4,health={UNHEALTHY_PARTITION}=Unhealthy"
+    async for c in one_profile(tmp_path_factory.mktemp("partitions"), spec, "partitionable-devices.yaml"):
         yield c
 
 
@@ -309,7 +312,13 @@ async def test_partitions_come_from_one_gpus_counter_set(partitions: Cluster) ->
     gpu = devices[0].split("-partition-")[0]
     by_name = {d["name"]: d for s in slices for d in s["spec"].get("devices") or ()}
     assert {by_name[d]["consumesCounters"][0]["counterSet"] for d in devices} == {f"{gpu}-counters"}
-    assert len(resource_ids(pod, "ctr0")) == 2
+    uid = claim["metadata"]["uid"]
+    (status,) = pod["status"]["containerStatuses"]
+    (entry,) = status["allocatedResourcesStatus"]
+    health = {r["resourceID"]: r["health"] for r in entry["resources"]}
+    assert health == {
+        f"k8s.gpu.example.com/gpu={uid}-{d}": "Unhealthy" if d == UNHEALTHY_PARTITION else "Healthy" for d in devices
+    }
 
 
 async def test_shared_gpu_serves_both_claims_with_their_capacity(shared: Cluster) -> None:
