@@ -84,8 +84,7 @@ async def ensure_topics(context: KafkaContext, specs: Sequence[TopicSpec]) -> No
 async def _create(context: KafkaContext, specs: Sequence[TopicSpec]) -> None:
     replicas = context.settings.replication_factor
     if replicas <= 0:
-        with translated("describing the cluster"):
-            cluster = await context.admin.describe_cluster()
+        cluster = await context.admin_call("describing the cluster", context.admin.describe_cluster)
         replicas = replication(len(cluster.get("brokers", ())))
     new = [
         NewTopic(
@@ -125,8 +124,7 @@ async def _wait_for(context: KafkaContext, topics: set[str]) -> dict[str, int]:
 
 async def _describe(context: KafkaContext, topics: list[str]) -> dict[str, dict[str, str]]:
     resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
-    with translated("describing topic configs"):
-        responses = await context.admin.describe_configs(resources)
+    responses = await context.admin_call("describing topic configs", lambda: context.admin.describe_configs(resources))
     found: dict[str, dict[str, str]] = {}
     for response in responses:
         for resource in response.resources:
