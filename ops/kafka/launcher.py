@@ -636,12 +636,6 @@ def read_metadata(host: str, port: int, *, topics: bool = False) -> Metadata | N
     return found
 
 
-def answering_cluster(host: str, port: int) -> str | None:
-    """The cluster id reported by a Metadata request once a broker is registered (None before)."""
-    found = read_metadata(host, port)
-    return found.cluster if found is not None and found.brokers else None
-
-
 def cluster_metadata(data: Path) -> Metadata | None:
     """The metadata of the cluster (or broker) kept in ``data``, asked of the first node that answers."""
     data = data.resolve()
