@@ -133,8 +133,11 @@ class Cluster:
         return found
 
     async def leader(self, topic: str, partition: int = 0) -> int | None:
-        """The node that leads ``topic``'s partition now (None while it has no leader)."""
-        topics = (await self.metadata()).get("topics") or {}
+        """The node that leads ``topic``'s partition now (None while it has none, or no node answers)."""
+        try:
+            topics = (await self.metadata()).get("topics") or {}
+        except BrokerError:
+            return None
         entry = (topics.get(topic) or {}).get(str(partition)) if isinstance(topics, dict) else None
         leader = int(entry["leader"]) if entry else -1
         return leader if leader > 0 else None
