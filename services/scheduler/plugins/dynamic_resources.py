@@ -64,16 +64,20 @@ from services.scheduler.dra.scheduling_context import (
     SchedulingContextError,
     status_for_claim,
 )
+from services.scheduler.dra.score import ScoreError, compute_score, has_prioritized_list
 from services.scheduler.equivalence_cache import UNCACHEABLE
 from services.scheduler.framework import (
+    MAX_NODE_SCORE,
     ClusterEventWithHint,
     CycleState,
+    NodeScore,
     NodeToStatus,
     Obj,
     Pod,
     PostFilterResult,
     QueueingHint,
     StateNotFoundError,
+    default_normalize_score,
 )
 from services.scheduler.node_info import NodeInfo
 from services.scheduler.plugins import names
@@ -842,19 +846,49 @@ class DynamicResources:
         except (StateNotFoundError, TypeError) as err:
             return as_status(err)
         s.pre_scored = True
+        # Score can only tell nodes apart by the subrequests they got: without any, skip it.
+        scored = self.features.prioritized_list and s.allocator is not None and has_prioritized_list(s.claims)
+        done = None if scored else new_status(Code.SKIP)
         if not s.claims:
-            return None
+            return done
         pending = any(allocation(claim) is None and not s.infos[i].structured for i, claim in enumerate(s.claims))
         if not pending:
-            return None
+            return done
         node_names = [info.name for info in nodes]
         existing = s.scheduling.spec().get("potentialNodes") or []
         if s.scheduling.scheduling_ctx is not None and all(n in existing for n in node_names):
-            return None
+            return done
         if len(node_names) > POD_SCHEDULING_NODE_LIST_MAX_SIZE:
             # kube picks a random subset; a deterministic one keeps attempts reproducible.
             node_names = sorted(node_names)[:POD_SCHEDULING_NODE_LIST_MAX_SIZE]
         s.scheduling.potential_nodes = sorted(node_names)
+        return done
+
+    # ---------------------------------------------------------------- Score
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Nodes where earlier subrequests of prioritized lists fit score higher (``dra/score``)."""
+        if not self.enabled or not self.features.prioritized_list:
+            return 0, None
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return 0, as_status(err)
+        if not s.claims:
+            return 0, None
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None and s.recalled_allocations is not None and s.allocator is not None:
+            allocations = s.recalled_allocations(node_info.name)
+        if allocations is None:
+            return 0, None
+        try:
+            return compute_score(s.claims, allocations, to_allocate=[i.structured for i in s.infos]), None
+        except ScoreError as err:
+            return 0, as_status(err)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        if self.enabled:
+            default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
     # -------------------------------------------------------------- Reserve
