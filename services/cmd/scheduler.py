@@ -19,6 +19,7 @@ from services.cmd.common import (
 from services.cmd.component import run_component
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
+from services.scheduler.plugins.dynamic_resources_args import PluginArgsError, filter_timeout
 from services.scheduler.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -54,12 +55,25 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="stop filtering after this percentage of nodes were found feasible (default: kube's adaptive rule)",
     )
+    p.add_argument(
+        "--dynamic-resources-filter-timeout-seconds",
+        type=float,
+        default=None,
+        help="DynamicResources' filterTimeout: longest allocation attempt per node in Filter, 0 for none "
+        "(default 10 with DRASchedulerFilterTimeout on)",
+    )
     p.set_defaults(run=run)
 
 
 def config_from(args: argparse.Namespace) -> SchedulerConfig:
+    gates = parse_gates(args)
+    try:
+        filter_timeout(gates, args.dynamic_resources_filter_timeout_seconds)
+    except PluginArgsError as err:
+        raise SystemExit(f"invalid DynamicResources args: {err}") from None
     return SchedulerConfig(
-        gates=parse_gates(args),
+        gates=gates,
+        dra_filter_timeout=args.dynamic_resources_filter_timeout_seconds,
         pod_initial_backoff=args.pod_initial_backoff_seconds,
         pod_max_backoff=args.pod_max_backoff_seconds,
         pod_max_in_unschedulable_pods_duration=args.pod_max_in_unschedulable_pods_duration,

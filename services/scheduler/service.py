@@ -64,6 +64,7 @@ from services.scheduler.metrics import SchedulerMetrics
 from services.scheduler.outbox import Outbox
 from services.scheduler.plugins.default_binder import DefaultBinder
 from services.scheduler.plugins.dynamic_resources import DynamicResources
+from services.scheduler.plugins.dynamic_resources_args import filter_timeout
 from services.scheduler.pod_condition import ConditionWriter
 from services.scheduler.profile import Profile, default_plugins
 from services.scheduler.queue import (
@@ -185,6 +186,7 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
     client_timeout: float = 10.0
     host: str = ""  # Event source host (reportingInstance)
+    dra_filter_timeout: float | None = None  # DynamicResourcesArgs.filterTimeout, seconds (None: its default)
 
 
 def build_core(
@@ -213,6 +215,7 @@ def build_core(
         enabled=dra_enabled,
         control_plane_controller=control_plane_controller,
         features=Features.from_gates(gates),
+        filter_timeout=filter_timeout(gates, config.dra_filter_timeout),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
     core = SchedulerCore(

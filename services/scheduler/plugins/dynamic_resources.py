@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +52,15 @@ from services.kube.resourceclaim import (
     claim_not_found,
     is_reserved_for_pod,
 )
-from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.kube.structured import (
+    AllocationAborted,
+    AllocationError,
+    Allocator,
+    Features,
+    PoolError,
+    SelectorCache,
+    SliceIndex,
+)
 from services.runtime import backoff
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
@@ -164,14 +173,21 @@ class DynamicResources:
         conflict_retry_delays: Sequence[float] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         remember: bool = True,
+        filter_timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
+
+        ``filter_timeout`` (seconds; None or 0: none) bounds the allocator's search per node in Filter
+        (DynamicResourcesArgs' ``filterTimeout`` with DRASchedulerFilterTimeout; ``clock`` measures it).
 
         ``remember=False`` runs the allocator for every node and pod (no allocation memo, no equivalence key).
         ``conflict_retry_delays`` fixes the pauses between conflict retries (tests); by default each
         retry loop draws them from client-go's ``retry.DefaultRetry`` (`backoff.retry_on_conflict`).
         """
         self.remember = remember
+        self.filter_timeout = filter_timeout or None
+        self._clock = clock
         self.enabled = enabled
         self.control_plane_controller = control_plane_controller
         self.client = client
@@ -564,7 +580,7 @@ class DynamicResources:
             if claim_status.get("deallocationRequested"):
                 return None, unschedulable(MSG_MUST_BE_REALLOCATED)
             alloc = allocation(claim)
-            if alloc is not None and not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
+            if alloc is not None and not self._can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
                 return None, unschedulable(MSG_IN_USE)
             if alloc is not None:
                 info.structured = not alloc.get("controller")
@@ -790,10 +806,26 @@ class DynamicResources:
                 remembered = self.memo.get(key)
                 if remembered is not MISSING:
                     return remembered
-        allocations = allocator.allocate(node)
+        try:
+            allocations = allocator.allocate(node, expired=self._expiry())
+        except AllocationAborted:
+            # Potentially transient: an Error (backoff), not a verdict on the node (kube 1.37).
+            raise AllocationError(f"node {name}: timed out trying to allocate devices") from None
         if key is not None:
             self.memo.put(key, allocations)
         return allocations
+
+    def _can_be_reserved(self, claim: Mapping[str, Any]) -> bool:
+        """1.31: checked ahead (32); 1.37: CanBeReserved as kube has it, the 256 limit is validation's."""
+        return can_be_reserved(claim, limit=None) if self.features.kube_1_37 else can_be_reserved(claim)
+
+    def _expiry(self) -> Callable[[], bool] | None:
+        """What tells the allocator that this node's filter timeout ran out (None without one)."""
+        if self.filter_timeout is None:
+            return None
+        clock = self._clock
+        deadline = clock() + self.filter_timeout
+        return lambda: clock() >= deadline
 
     # ----------------------------------------------------------- PostFilter
 
