@@ -320,10 +320,12 @@ class DynamicResources:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self.enabled:
             return []
+        # 1.37 also registers deletes: an allocated claim that is deleted frees its devices.
+        claim_deletes = ActionType.DELETE if self.features.kube_1_37 else ActionType.NONE
         events = [
             # Allocation is tracked in ResourceClaims, so any changes may make the pods schedulable.
             ClusterEventWithHint(
-                ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | claim_deletes),
                 self.is_schedulable_after_claim_change,
             ),
             # Adding the ResourceClaim name to the pod status makes pods waiting for their claim schedulable.
@@ -392,7 +394,9 @@ class DynamicResources:
         expect_kind(old, "ResourceClaim")
         expect_kind(new, "ResourceClaim")
         if new is None:
-            return QueueingHint.QUEUE_SKIP  # deletes are not registered; nothing to gain from one
+            # 1.37: a deleted claim that still had an allocation (unusual: it is deallocated first) freed devices.
+            freed = self.features.kube_1_37 and old is not None and allocation(old) is not None
+            return QueueingHint.QUEUE if freed else QueueingHint.QUEUE_SKIP
         old_alloc = allocation(old) if old is not None else None
         deallocated = old_alloc is not None and not old_alloc.get("controller") and allocation(new) is None
         if not deallocated and not _may_reference(pod, new):
