@@ -12,7 +12,11 @@ the state of the log now and says what a person needs to act:
   match the class and selectors, on how many nodes, how many are free, and
   which count or ``matchAttribute`` constraint fails on how many nodes —
   computed by the allocator the scheduler uses
-  (`services.kube.structured.diagnosis`).
+  (`services.kube.structured.diagnosis`), at the release the scheduler runs
+  by default (1.37: a partitionable device whose shared counters are used up
+  shows as "counters exhausted");
+- for an allocated claim with prioritized lists: the subrequest it got
+  ("subrequest chosen").
 
 Claims are looked at in the order and with the checks of the DynamicResources
 plugin (PreEnqueue, then PreFilter). Pure: an `ObjectState` in, a `Pending`
@@ -25,6 +29,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.kube.feature_gates import FeatureGates
 from services.kube.resourceclaim import (
     ClaimLookupError,
     ClaimNameError,
@@ -37,14 +42,24 @@ from services.kube.resourceclaim import (
     claim_not_found,
     is_reserved_for_pod,
 )
-from services.kube.structured import SliceIndex
-from services.kube.structured.diagnosis import COUNT, FITS, NodeFit, RequestSummary, diagnose_node, summarize
+from services.kube.structured import Features, SliceIndex
+from services.kube.structured.diagnosis import (
+    COUNT,
+    COUNTERS,
+    FITS,
+    NodeFit,
+    RequestSummary,
+    chosen_subrequests,
+    diagnose_node,
+    summarize,
+)
 from services.replay.state import ObjectState
 from services.scheduler.dra.assume_cache import allocated_device_ids
 
 RESOURCE_GROUP = "resource.k8s.io"
 VERDICT_WORDS = {
     COUNT: "not enough free devices",
+    COUNTERS: "counters exhausted",
     "constraint": "a constraint cannot be met",
     "together": "the claims do not fit at once",
     "error": "the allocator refused the claims",
@@ -117,6 +132,9 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
             ]
             if devices:
                 where = f": {', '.join(devices)}"
+            chosen = chosen_subrequests(claim)
+            if chosen:
+                where += f"; subrequest chosen: {', '.join(chosen)}"
             if not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
                 out.claims.append(
                     f"claim {claim_key(claim)}: allocated{where}; in use by too many — resourceclaim in use"
@@ -133,8 +151,10 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
     return to_allocate
 
 
-def explain_pending(state: ObjectState, namespace: str, name: str) -> Pending | None:
-    """Why the pod is pending now; None when there is no such pod."""
+def explain_pending(
+    state: ObjectState, namespace: str, name: str, *, features: Features | None = None
+) -> Pending | None:
+    """Why the pod is pending now (by the allocator of ``features``, default: the default release's); None: no pod."""
     pod = state.get("", "pods", namespace, name)
     if pod is None:
         return None
@@ -152,7 +172,11 @@ def explain_pending(state: ObjectState, namespace: str, name: str) -> Pending | 
     slices = SliceIndex(state.list(RESOURCE_GROUP, "resourceslices"))
     nodes = state.list("", "nodes")
     out.nodes = len(nodes)
-    out.fits = [diagnose_node(claims, node, allocated_devices=in_use, classes=classes, slices=slices) for node in nodes]
+    features = features or Features.from_gates(FeatureGates())
+    out.fits = [
+        diagnose_node(claims, node, allocated_devices=in_use, classes=classes, slices=slices, features=features)
+        for node in nodes
+    ]
     out.requests = summarize(out.fits)
     return out
 
