@@ -26,12 +26,14 @@ class PluginArgsError(ValueError):
 def _duration(seconds: float) -> str:
     """Go's ``time.Duration.String`` below a minute (what a flag in seconds gives; enough for messages)."""
     nanos = round(abs(seconds) * 1e9)
+    if nanos == 0:
+        return "0s"
     sign = "-" if seconds < 0 else ""
     for unit, size in (("s", 10**9), ("ms", 10**6), ("µs", 10**3)):
-        if nanos >= size or unit == "s" and nanos == 0:
+        if nanos >= size:
             whole, frac = divmod(nanos, size)
             digits = f"{frac:0{len(str(size)) - 1}d}".rstrip("0") if frac else ""
-            return f"{sign}{whole}{'.' + digits if digits else ''}{unit}" if nanos else "0s"
+            return f"{sign}{whole}{'.' + digits if digits else ''}{unit}"
     return f"{sign}{nanos}ns"
 
 
