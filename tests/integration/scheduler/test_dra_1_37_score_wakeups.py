@@ -9,13 +9,18 @@
   them is deallocated; that ResourceClaimUpdate moves it, and its second
   attempt binds it. Read from the decision log (attempt numbers) and the
   queue's move counters, never from the wall clock.
+- reservedFor: the 257th consumer fails PreBind with validation's message.
+- ``draplane explain``: the subrequest a claim got, and "counters exhausted".
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import sys
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 from scheduler_scenario import CLASS, DRIVER, NS, RG, Stack, device_class, node, pod
@@ -30,6 +35,7 @@ from tests.support.eventually import eventually
 
 GATES = FeatureGates(release="1.37")
 Obj = dict[str, Any]
+REPO = Path(__file__).resolve().parents[3]
 
 
 @contextlib.asynccontextmanager
@@ -244,3 +250,56 @@ async def test_the_257th_consumer_is_refused_by_validation_in_prebind(bus_url: B
             "must have at most 256 items"
         )
         assert stack.node_of("late") is None
+
+
+async def explain(url: str, name: str) -> str:
+    """``draplane explain pod NAME --bus URL`` (the real command line); its stdout."""
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "services.cli",
+        "explain",
+        "pod",
+        name,
+        "--bus",
+        url,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=str(REPO),
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    assert proc.returncode == 0, err.decode()
+    return out.decode()
+
+
+async def test_explain_says_which_subrequest_a_claim_got_and_that_counters_are_exhausted(bus_url: BusUrl) -> None:
+    url = bus_url()
+    async with stack_at_1_37(url) as stack:
+        await stack.admin.create("", "nodes", node("node-1"))
+        for obj in partitionable_gpu("node-1"):
+            await stack.admin.create(RG, "resourceslices", obj)
+        await stack.admin.create(RG, "deviceclasses", device_class())
+        # Eight halves do not exist; two do: the claim gets its second choice, and the halves use up the counters.
+        first_available = [
+            kind_request("eight", "half", count=8),
+            kind_request("two", "half", count=2),
+        ]
+        await stack.admin.create(
+            RG, "resourceclaims", claim("halves", [{"name": "gpu", "firstAvailable": first_available}])
+        )
+        await stack.admin.create("", "pods", pod("halves", claim_name="halves"))
+        await eventually(lambda: stack.node_of("halves"), timeout=30, what="halves bound")
+        await stack.admin.create(RG, "resourceclaims", claim("full", [kind_request("gpu", "full")]))
+        await stack.admin.create("", "pods", pod("full", claim_name="full"))
+        await eventually(lambda: stack.attempts("unschedulable") == 1, timeout=30, what="full rejected")
+        await stack.scheduler.flush()
+
+        bound = await explain(url, "default/halves")
+        waiting = await explain(url, "default/full")
+    assert "      request gpu/two: gpu.example.com/node-1/gpu-0-half-0 (subrequest chosen: two of gpu)" in bound
+    assert (
+        "  counters exhausted on 1 node(s) (node-1): claim default/full, request gpu: counters exhausted: "
+        "1 of 1 free matching device(s) need more shared counters than are left, "
+        "e.g. device gpu.example.com/node-1/gpu-0 needs gpu-0-memory/memory 80Gi, 0 left"
+    ) in waiting
