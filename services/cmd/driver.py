@@ -28,7 +28,8 @@ from services.cmd.common import (
     parse_gates,
 )
 from services.cmd.component import run_component
-from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService
+from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
+from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService, controller_lease_name
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import declarations
@@ -57,11 +58,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--control-plane",
         action="store_true",
         help="be the classic DRA control-plane controller for claims with spec.controller = --driver "
-        "(run it in one driver process only)",
+        "(several replicas may run: one acts, chosen by leader election; see --leader-elect)",
     )
     p.add_argument("--decommission", action="store_true", help="delete this node's ResourceSlices and exit")
     p.add_argument("--decommission-on-exit", action="store_true", help="delete the ResourceSlices when stopping")
     p.add_argument("--metrics-listen", default="", help="HOST:PORT to serve /metrics and /healthz on")
+    # Leader election of the control-plane controller (several --control-plane replicas, one acting).
+    add_leader_election_arguments(p, resource_name=None, shown_name=controller_lease_name("<driver>"))
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -81,6 +84,9 @@ def options_from(args: argparse.Namespace) -> DriverOptions:
         cdi_root=args.cdi_root,
         control_plane=args.control_plane,
         decommission_on_exit=args.decommission_on_exit,
+        leader_election=leader_election_from(args, resource_name=controller_lease_name(args.driver))
+        if args.control_plane
+        else None,
     )
 
 

@@ -12,7 +12,11 @@ does the same when `run` ends.
 
 Identities: the node part writes as ``system:node:<node>``; the controller
 as ``system:serviceaccount:kube-system:dra-controller``. With an empty
-``node`` the service is only the control-plane controller.
+``node`` the service is only the control-plane controller. With leader
+election (``leader_election``, on in ``draplane driver --control-plane``)
+several control-plane replicas may run: the controller's workers start only in
+the one holding the driver's Lease in ``kube-system``
+(`controller_lease_name`), after the predecessor-drain step.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from services.kubeletplugin.unix_socket import PluginServer
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer
+from services.runtime.leader_election import LeaderElectionConfig, LeaderElector, MasterStatus
 from services.runtime.lifecycle import stop
 from services.runtime.snapshot import SnapshotStore
 from topics.envelope import UserInfo
@@ -53,6 +58,11 @@ DRA_CONTROLLER_USER = UserInfo(
     DRA_CONTROLLER, ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated")
 )
 
+
+def controller_lease_name(driver: str) -> str:
+    """The Lease of a driver's control-plane controller, named as the CSI sidecars name theirs
+    (``<component>-leader-<driver with dots and slashes as dashes>``)."""
+    return "dra-controller-leader-" + driver.replace(".", "-").replace("/", "-")
 
 
 @dataclass
@@ -71,6 +81,7 @@ class DriverOptions:
     client_timeout: float = 10.0
     recheck_delay: float = RECHECK_DELAY
     read_timeout: float = 10.0
+    leader_election: LeaderElectionConfig | None = None  # the control-plane controller's; None: act at once
 
     @property
     def cdi_dir(self) -> Path:
@@ -135,6 +146,10 @@ class DriverService:
         self.publisher: SlicePublisher | None = None
         self.preparer: Preparer | None = None
         self.controller: ClassicController | None = None
+        self.elector: LeaderElector | None = None
+        election = options.leader_election
+        self._election = election if options.control_plane and election is not None and election.enabled else None
+        self._master_status = MasterStatus(self.registry) if self._election is not None else None
         self.server: PluginServer | None = None
 
     @property
@@ -217,7 +232,7 @@ class DriverService:
                     },
                 )
             if self.controller is not None:
-                tasks.append(asyncio.create_task(self.controller.run(), name=f"dra-controller-{opts.driver}"))
+                tasks.append(asyncio.create_task(self._run_controller(), name=f"dra-controller-{opts.driver}"))
             self.ready.set()
             if tasks:
                 await asyncio.gather(*tasks)
@@ -242,6 +257,26 @@ class DriverService:
             if self._own_informer:
                 with contextlib.suppress(Exception):
                     await self.informer.stop()
+
+    async def _run_controller(self) -> None:
+        """The classic controller: at once, or while this replica holds the driver's Lease."""
+        controller, client = self.controller, self.controller_client
+        assert controller is not None and client is not None
+        if self._election is None:
+            await controller.run()
+            return
+
+        async def lead() -> None:
+            await client.wait_for_predecessors()
+            await controller.run()
+
+        self.elector = LeaderElector(
+            self._election,
+            client=client,
+            component=f"resource driver {self.options.driver}",
+            status=self._master_status,
+        )
+        await self.elector.run(lead)
 
     async def decommission(self) -> None:
         """Delete this node's ResourceSlices of this driver and return (``--decommission``)."""

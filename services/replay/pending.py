@@ -29,7 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from services.kube.feature_gates import FeatureGates
+from services.kube.device_taints import rules_taints, slice_devices
+from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, FeatureGates
 from services.kube.resourceclaim import (
     ClaimLookupError,
     ClaimNameError,
@@ -42,11 +43,13 @@ from services.kube.resourceclaim import (
     claim_not_found,
     is_reserved_for_pod,
 )
-from services.kube.structured import Features, SliceIndex
+from services.kube.structured import SliceIndex
+from services.kube.structured.allocator import Features
 from services.kube.structured.diagnosis import (
     COUNT,
     COUNTERS,
     FITS,
+    TAINT,
     NodeFit,
     RequestSummary,
     chosen_subrequests,
@@ -55,6 +58,7 @@ from services.kube.structured.diagnosis import (
 )
 from services.replay.state import ObjectState
 from services.scheduler.dra.assume_cache import allocated_device_ids
+from services.scheduler.dra.binding_conditions import pending_reasons
 
 RESOURCE_GROUP = "resource.k8s.io"
 VERDICT_WORDS = {
@@ -62,6 +66,7 @@ VERDICT_WORDS = {
     COUNTERS: "counters exhausted",
     "constraint": "a constraint cannot be met",
     "together": "the claims do not fit at once",
+    TAINT: "taint not tolerated",
     "error": "the allocator refused the claims",
 }
 MAX_NODES_SHOWN = 5
@@ -141,6 +146,7 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
                 )
             else:
                 out.claims.append(f"claim {claim_key(claim)}: allocated{where}")
+            out.claims.extend(f"claim {claim_key(claim)}: {reason}" for reason in pending_reasons(claim))
             continue
         if (claim.get("spec") or {}).get("controller"):
             out.claims.append(
@@ -152,9 +158,9 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
 
 
 def explain_pending(
-    state: ObjectState, namespace: str, name: str, *, features: Features | None = None
+    state: ObjectState, namespace: str, name: str, *, gates: FeatureGates | None = None
 ) -> Pending | None:
-    """Why the pod is pending now (by the allocator of ``features``, default: the default release's); None: no pod."""
+    """Why the pod is pending now; None when there is no such pod. ``gates``: the scheduler's (1.37's defaults)."""
     pod = state.get("", "pods", namespace, name)
     if pod is None:
         return None
@@ -169,12 +175,25 @@ def explain_pending(
     for other in state.list(RESOURCE_GROUP, "resourceclaims"):
         in_use |= allocated_device_ids(other)
     classes = {str(_meta(c).get("name", "")): c for c in state.list(RESOURCE_GROUP, "deviceclasses")}
-    slices = SliceIndex(state.list(RESOURCE_GROUP, "resourceslices"))
+    slice_objs = state.list(RESOURCE_GROUP, "resourceslices")
+    slices = SliceIndex(slice_objs)
+    gates = gates or FeatureGates()
+    features = Features.from_gates(gates)
+    taints = {}
+    if gates.enabled(DRA_DEVICE_TAINTS) and gates.enabled(DRA_DEVICE_TAINT_RULES):
+        taints = rules_taints(state.list(RESOURCE_GROUP, "devicetaintrules"), slice_devices(slice_objs))
     nodes = state.list("", "nodes")
     out.nodes = len(nodes)
-    features = features or Features.from_gates(FeatureGates())
     out.fits = [
-        diagnose_node(claims, node, allocated_devices=in_use, classes=classes, slices=slices, features=features)
+        diagnose_node(
+            claims,
+            node,
+            allocated_devices=in_use,
+            classes=classes,
+            slices=slices,
+            features=features,
+            device_taints=taints,
+        )
         for node in nodes
     ]
     out.requests = summarize(out.fits)

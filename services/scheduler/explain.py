@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.scheduler import rejections
+from services.scheduler.dra.binding_conditions import failure_reason
 
 RESULT_WORDS = {
     "scheduled": "Scheduled",
@@ -84,6 +85,10 @@ def render_attempt(record: Mapping[str, Any], *, max_nodes: int | None = 10) -> 
                 lines.append(f"      {device_line}")
     if binding and binding.get("result") != "bound" and binding.get("message") and not message:
         lines.append(f"  binding: {binding['message']}")
+    if binding and binding.get("result") != "bound":
+        reason = failure_reason(str(binding.get("message") or message or ""))
+        if reason is not None:
+            lines.append(f"  {reason}")
     return lines
 
 

@@ -149,6 +149,8 @@ class RequestMatch:
     all_devices: bool
     matching: tuple[DeviceID, ...]
     free: tuple[DeviceID, ...]
+    untolerated: tuple[DeviceID, ...] = ()
+    """Matching devices with a NoSchedule or NoExecute taint the request does not tolerate (DRADeviceTaints)."""
 
 
 class _Stop(Exception):
@@ -296,6 +298,11 @@ class Allocator:
             for request in (r for alternatives in run.requests[claim_index] for r in alternatives):
                 matching = [c.id for position, c in enumerate(run.candidates) if run.selectable(request, position, c)]
                 free = [d for d in matching if request.admin_access or d not in self.allocated_devices]
+                untolerated = [
+                    c.id
+                    for position, c in enumerate(run.candidates)
+                    if run.f.device_taints and run.selectable(request, position, c) and run.taint_prevents(request, c)
+                ]
                 out.append(
                     RequestMatch(
                         claim=ref,
@@ -305,6 +312,7 @@ class Allocator:
                         all_devices=request.all_devices is not None,
                         matching=tuple(matching),
                         free=tuple(free),
+                        untolerated=tuple(untolerated),
                     )
                 )
         return out

@@ -14,6 +14,8 @@ the verdicts), never a second copy of its rules:
 - ``counters``: enough devices are free, but the partitionable devices among
   them need more of their pool's shared counters than the allocated devices
   left (``DRAPartitionableDevices``; the allocator's own counter accounting);
+- ``taint``: enough devices are free, but too few without a NoSchedule or
+  NoExecute taint the request does not tolerate (DRADeviceTaints);
 - ``together``: each claim (or request) fits alone, not all at once;
 - ``error``: the allocator refused the input (its message, Kubernetes' words);
 - ``fits``: the claims can be allocated on the node now.
@@ -40,6 +42,7 @@ COUNT = "count"
 CONSTRAINT = "constraint"
 COUNTERS = "counters"
 TOGETHER = "together"
+TAINT = "taint"
 ERROR = "error"
 
 
@@ -174,6 +177,14 @@ def _device_short(allocator: Allocator, pool: Pool, device_name: str) -> str:
     return ""
 
 
+def _taint_text(match: RequestMatch, tainted: Sequence[DeviceID]) -> str:
+    names = ", ".join("/".join(d) for d in tainted[:3]) + (" …" if len(tainted) > 3 else "")
+    return (
+        f"claim {match.claim}, request {match.request}: {len(tainted)} of {len(match.free)} free device(s) "
+        f"have a taint it does not tolerate ({names})"
+    )
+
+
 def diagnose_node(
     claims: Sequence[Mapping[str, Any]],
     node: Mapping[str, Any],
@@ -183,6 +194,7 @@ def diagnose_node(
     slices: SliceIndex,
     features: Features | None = None,
     cache: SelectorCache | None = None,
+    device_taints: Mapping[DeviceID, Sequence[Mapping[str, Any]]] | None = None,
 ) -> NodeFit:
     """Whether ``claims`` (unallocated, structured) can be allocated on ``node``, and if not, why."""
     cache = cache if cache is not None else SelectorCache()
@@ -190,7 +202,15 @@ def diagnose_node(
     name = str((node.get("metadata") or {}).get("name", ""))
 
     def allocator(subset: Sequence[Mapping[str, Any]]) -> Allocator:
-        return Allocator(subset, allocated_devices, classes, slices, features=features, cache=cache)
+        return Allocator(
+            subset,
+            allocated_devices,
+            classes,
+            slices,
+            features=features,
+            cache=cache,
+            device_taints=device_taints or {},
+        )
 
     try:
         matches = tuple(allocator(claims).matching_devices(node))
@@ -200,6 +220,9 @@ def diagnose_node(
         if len(match.free) < match.count:
             return NodeFit(name, COUNT, _count_text(match), matches)
     for match in matches:
+        tainted = [d for d in match.free if d in match.untolerated]
+        if tainted and len(match.free) - len(tainted) < match.count:
+            return NodeFit(name, TAINT, _taint_text(match, tainted), matches)
         shortfall = _counter_shortfall(allocator(claims), slices, node, match)
         if shortfall is not None:
             return NodeFit(name, COUNTERS, shortfall, matches)

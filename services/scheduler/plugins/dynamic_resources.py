@@ -66,6 +66,8 @@ from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, 
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.binding_conditions import DeviceBindingError
+from services.scheduler.dra.binding_wait import BindingConditions
 from services.scheduler.dra.node_usage import NodeUsage
 from services.scheduler.dra.scheduling_context import (
     POD_SCHEDULING_NODE_LIST_MAX_SIZE,
@@ -173,11 +175,13 @@ class DynamicResources:
         conflict_retry_delays: Sequence[float] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         remember: bool = True,
+        binding_conditions: BindingConditions | None = None,
         filter_timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
 
+        ``binding_conditions`` carries bindingTimeout (DRADeviceBindingConditions; by default as ``features`` say).
         ``filter_timeout`` (seconds; None or 0: none) bounds the allocator's search per node in Filter
         (DynamicResourcesArgs' ``filterTimeout`` with DRASchedulerFilterTimeout; ``clock`` measures it).
 
@@ -213,6 +217,7 @@ class DynamicResources:
         self._node_pools: dict[str, tuple[Mapping[str, Any], Any, tuple[tuple[str, str], ...] | None]] = {}
         self._usage = NodeUsage()  # per node, the usage version of the pools it reaches (equivalence classes)
         self.claims.on_pool_change(self._usage.pool_changed)
+        self.binding = binding_conditions or BindingConditions(enabled=self.features.binding_conditions)
 
     # ------------------------------------------------------------ informers
 
@@ -225,6 +230,7 @@ class DynamicResources:
         """
         if resource == Resource.RESOURCE_CLAIM:
             self.claims.observe(old, new)
+            self.binding.observe(new)  # wakes a PreBind waiting for this claim's binding conditions
             return
         if resource == Resource.POD:
             self._indexing_pods = True
@@ -708,6 +714,9 @@ class DynamicResources:
                     if not selector.matches(node):
                         unavailable.append(index)
                         break
+                else:
+                    if self.binding.unavailable(claim):  # binding failed or timed out: PostFilter deallocates
+                        unavailable.append(index)
                 continue
             if status(claim).get("deallocationRequested"):
                 return unschedulable(MSG_MUST_BE_REALLOCATED)
@@ -862,6 +871,7 @@ class DynamicResources:
                 new_status_obj.pop("reservedFor", None)
                 if structured:
                     new_status_obj.pop("allocation", None)
+                    new_status_obj.pop("devices", None)
                 else:
                     new_status_obj["deallocationRequested"] = True
                 updated["status"] = new_status_obj
@@ -1073,6 +1083,10 @@ class DynamicResources:
                     s.claims[index] = await self._bind_claim(s, index, pod)
                 except BindClaimError as err:
                     return as_status(err)
+        try:  # DRADeviceBindingConditions: until the devices' binding conditions are True
+            s.claims[:] = await self.binding.wait(s.claims, self.claims.get, pod=pod, node_name=node_name)
+        except (DeviceBindingError, LookupError) as err:
+            return as_status(err)
         return None
 
     async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> Mapping[str, Any]:
@@ -1129,6 +1143,10 @@ class DynamicResources:
                 except StatusError as err:
                     raise BindClaimError(f"add finalizer to claim {ref}: {err}", conflict=is_conflict(err)) from err
             claim["status"] = {**(claim.get("status") or {}), "allocation": alloc}
+        if self.binding.enabled:
+            if allocation(claim) is None:
+                raise BindClaimError(f"claim {ref} got deallocated elsewhere in the meantime")
+            claim["status"] = {**claim["status"], "allocation": self.binding.stamp(claim["status"]["allocation"])}
         pod_meta = meta(pod)
         reserved = list((claim.get("status") or {}).get("reservedFor") or [])
         reserved.append({"resource": "pods", "name": pod_meta.get("name", ""), "uid": pod_meta.get("uid", "")})
