@@ -7,7 +7,8 @@ driver objects; these use the objects of 1.37's
 benchmark writes as a component does, without the REST edge). Each is the steady-state
 ``empty_500nodes`` case of its test case (10 pods kept pending for
 ``--duration`` seconds on 500 nodes, no claims allocated before), which is
-what the CI job labelled ``performance`` runs:
+what the CI job labelled ``performance`` runs; ``--nodes`` gives the
+``empty_<n>nodes`` case of another size (upstream also has 100 and 1000):
 
 - ``selector`` — SchedulingWithResourceClaimTemplate/selector_empty_500nodes:
   the basic slices, one request with a CEL selector that every device matches
@@ -63,11 +64,16 @@ def stored(obj: Object) -> Object:
 class DraObjects:
     """What a 1.37 workload creates instead of the base workloads' slice, class and claim template."""
 
-    upstream: str  # scheduler_perf's test case/workload name
-    threshold: float | None  # kube-scheduler's CI threshold (pods/s); None: the yaml sets none
+    case: str  # scheduler_perf's test case
+    prefix: str  # its workloads' name before ``empty_<n>nodes``
+    threshold: float | None  # kube-scheduler's CI threshold (pods/s) at 500 nodes; None: the yaml sets none
     slices: Callable[[int, str], list[Object]]  # (node index, node name) -> that node's slices, v1
     device_class: Object  # v1
     claim_spec: Object  # the template's claim spec, v1
+
+    def upstream(self, nodes: int) -> str:
+        """scheduler_perf's name of the workload at this size (its CI runs 500 nodes)."""
+        return f"{self.case}/{self.prefix}empty_{nodes}nodes"
 
     def stored_slices(self, index: int, node_name: str) -> list[Object]:
         return [stored(s) for s in self.slices(index, node_name)]
@@ -258,35 +264,40 @@ def claim_template(ns: str, spec: Object) -> Object:
 
 DRA_1_37: dict[str, DraObjects] = {
     "selector": DraObjects(
-        upstream="SchedulingWithResourceClaimTemplate/selector_empty_500nodes",
+        case="SchedulingWithResourceClaimTemplate",
+        prefix="selector_",
         threshold=64,
         slices=basic_slices,
         device_class=device_class(),
         claim_spec=claim_spec(selectors=[{"cel": {"expression": SELECTOR_CEL}}]),
     ),
     "match": DraObjects(
-        upstream="SchedulingWithResourceClaimTemplate/match_empty_500nodes",
+        case="SchedulingWithResourceClaimTemplate",
+        prefix="match_",
         threshold=64,
         slices=basic_slices,
         device_class=device_class(),
         claim_spec=claim_spec(requests=5, constraints=[{"matchAttribute": "resource.kubernetes.io/pciRoot"}]),
     ),
     "partitionable": DraObjects(
-        upstream="Partitionable/empty_500nodes",
+        case="Partitionable",
+        prefix="",
         threshold=None,
         slices=partitionable_slices,
         device_class=device_class(),
         claim_spec=claim_spec(count=2),
     ),
     "partitionable-backtracking": DraObjects(
-        upstream="PartitionableBacktracking/empty_500nodes",
+        case="PartitionableBacktracking",
+        prefix="",
         threshold=None,
         slices=backtracking_slices,
         device_class=device_class(),
         claim_spec=claim_spec(count=7),
     ),
     "consumable-capacity": DraObjects(
-        upstream="ConsumableCapacity/empty_500nodes",
+        case="ConsumableCapacity",
+        prefix="",
         threshold=None,
         slices=consumable_capacity_slices,
         # Upstream's class also says `device.allowMultipleAllocations == true`; draplane's CEL environment does not
@@ -302,11 +313,12 @@ DRA_1_37: dict[str, DraObjects] = {
 }
 
 
-def threshold_text(objects: DraObjects) -> str:
+def threshold_text(objects: DraObjects, nodes: int) -> str:
     """The report's line beside pods/s: kube-scheduler's CI threshold for the workload, or that it has none."""
+    ci = objects.upstream(500)
     if objects.threshold is None:
-        return f"no threshold in 1.37.2's yaml ({objects.upstream})"
-    return f"{objects.threshold:g} pods/s ({objects.upstream})"
+        return f"none in 1.37.2's yaml for {ci}"
+    return f"{objects.threshold:g} pods/s ({ci}{'' if nodes == 500 else f'; this run: {nodes} nodes'})"
 
 
 def devices_per_node(objects: DraObjects) -> int:

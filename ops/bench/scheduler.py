@@ -144,7 +144,7 @@ def workloads(nodes: int, pods: int | None, duration: float) -> dict[str, Worklo
         ),
         **{
             name: Workload(
-                name, o.upstream, nodes, dra137.devices_per_node(o), steady=True, duration=duration, objects=o
+                name, o.upstream(nodes), nodes, dra137.devices_per_node(o), steady=True, duration=duration, objects=o
             )
             for name, o in dra137.DRA_1_37.items()
         },
@@ -571,7 +571,7 @@ class Bench:
             cpu_s_per_pod={name: value / n if n else math.nan for name, value in cpu.items()},
             cpu_s=cpu,
             setup_s=setup_s,
-            threshold=dra137.threshold_text(w.objects) if w.objects else "",
+            threshold=dra137.threshold_text(w.objects, w.nodes) if w.objects else "",
         )
 
     async def setup(self, loader: Loader) -> None:
