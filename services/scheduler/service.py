@@ -47,7 +47,7 @@ from prometheus_client import registry as prom_registry
 
 from services.api.admission.authorization import SCHEDULER
 from services.bus.port import Bus, OutRecord
-from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, FeatureGates
+from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, DRA_EXTENDED_RESOURCE, FeatureGates
 from services.kube.structured import Features
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder, event_key
@@ -213,6 +213,7 @@ def build_core(
         enabled=dra_enabled,
         control_plane_controller=control_plane_controller,
         features=Features.from_gates(gates),
+        extended_resources=dra_enabled and gates.enabled(DRA_EXTENDED_RESOURCE),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
     core = SchedulerCore(
