@@ -8,6 +8,9 @@ Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured pa
 - ``claim-template`` — SchedulingWithResourceClaimTemplate(Structured) 5000pods_500nodes:
   500 nodes with 10 devices each, 2,500 init pods (scheduled, not measured), then
   2,500 measured pods, each with one claim from a template.
+- ``extended-resource`` — 1.37's ExtendedResource Explicit_25classes (``extended_resource.py``): pods ask for
+  ``example.com/gpu-<i mod 25>`` and no claim; the scheduler creates one claim per pod. Printed beside
+  its CI threshold (120 pods/s).
 - ``steady-empty`` / ``steady-half`` / ``steady-full`` — SteadyStateClusterResourceClaimTemplate:
   10 pods with template claims are kept pending for ``--duration`` seconds; a
   bound pod is deleted (its claim released and deleted) and replaced at once.
@@ -64,6 +67,10 @@ REPO = SELF.parents[2]
 if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
     sys.path.insert(0, str(REPO))
 
+if str(REPO) not in sys.path:  # for ops.bench.* below
+    sys.path.append(str(REPO))
+
+from ops.bench import extended_resource  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import parse_bus_url, with_query  # noqa: E402
@@ -97,6 +104,8 @@ class Workload:
     steady: bool = False
     init_claims: int = 0  # steady state: allocated claims taking devices before the measurement
     duration: float = 10.0
+    extended_classes: int = 0  # ExtendedResource: DeviceClasses with extended resource names; pods use those
+    ci_threshold: float | None = None  # kube-scheduler's scheduler_perf CI threshold (pods/s)
 
     @property
     def devices(self) -> int:
@@ -114,6 +123,15 @@ def workloads(nodes: int, pods: int | None, duration: float) -> dict[str, Worklo
             nodes,
             init_pods=init,
             measure_pods=measure,
+        ),
+        "extended-resource": Workload(
+            "extended-resource",
+            extended_resource.TITLE,
+            nodes,
+            init_pods=init,
+            measure_pods=measure,
+            extended_classes=extended_resource.CLASSES,
+            ci_threshold=extended_resource.CI_THRESHOLD,
         ),
         "steady-empty": Workload(
             "steady-empty", "SteadyStateClusterResourceClaimTemplate/empty", nodes, steady=True, duration=duration
@@ -370,10 +388,11 @@ class Observer:
 class Loader:
     """Creates objects as admin, concurrently, and plays the claim controller for template pods."""
 
-    def __init__(self, client: Client, *, parallel: int, claim_controller: bool) -> None:
+    def __init__(self, client: Client, *, parallel: int, claim_controller: bool, extended_classes: int = 0) -> None:
         self.client = client
         self.gate = asyncio.Semaphore(parallel)
         self.claim_controller = claim_controller
+        self.extended_classes = extended_classes
         self.claims: dict[str, str] = {}  # pod key -> claim name
 
     async def create_all(self, group: str, plural: str, objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -384,6 +403,12 @@ class Loader:
         return list(await asyncio.gather(*(one(o) for o in objects)))
 
     async def create_pod(self, ns: str, name: str) -> None:
+        if self.extended_classes:
+            index = extended_resource.index_of(name)
+            body = extended_resource.pod(ns, name, index=index, classes=self.extended_classes)
+            async with self.gate:
+                await self.client.create("", "pods", body)
+            return
         async with self.gate:
             created = await self.client.create("", "pods", pod(ns, name))
             if self.claim_controller:
@@ -512,7 +537,12 @@ class Bench:
         await informer.wait_synced(120)
         client = Client(bus, user=ADMIN, informer=informer, timeout=60.0)
         await client.start()
-        loader = Loader(client, parallel=self.args.parallel, claim_controller=self.args.claim_controller)
+        loader = Loader(
+            client,
+            parallel=self.args.parallel,
+            claim_controller=self.args.claim_controller,
+            extended_classes=w.extended_classes,
+        )
         try:
             setup_started = time.monotonic()
             await self.setup(loader)
@@ -557,6 +587,8 @@ class Bench:
         await loader.create_all("", "nodes", [node(n) for n in names])
         await loader.create_all(RG, "resourceslices", [resource_slice(n, w.devices_per_node) for n in names])
         await loader.create_all(RG, "deviceclasses", [device_class()])
+        if w.extended_classes:
+            await loader.create_all(RG, "deviceclasses", extended_resource.device_classes(w.extended_classes))
         await loader.create_all(RG, "resourceclaimtemplates", [claim_template("init"), claim_template("test")])
         if w.init_claims:
             await self.allocate_init_claims(loader, names)
@@ -718,7 +750,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--workload",
         action="append",
-        choices=["claim-template", "steady-empty", "steady-half", "steady-full"],
+        choices=["claim-template", "extended-resource", "steady-empty", "steady-half", "steady-full"],
         help="repeat for several (default: all)",
     )
     p.add_argument("--nodes", type=int, default=500, help="nodes with 10 devices each (default 500)")
@@ -758,6 +790,8 @@ async def main_async(args: argparse.Namespace) -> int:
             url = bus_url(args, Path(tmp))
             result = await Bench(url, chosen[name], args, tmp).run()
             print(report(result), flush=True)
+            if chosen[name].ci_threshold is not None:
+                print(f"  kube CI threshold  {chosen[name].ci_threshold:.0f} pods/s (scheduler_perf)", flush=True)
             results.append(result)
     if args.json:
         write_json(args.json, results)

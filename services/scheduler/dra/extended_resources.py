@@ -197,12 +197,18 @@ class Taken:
         return item in self._also or item in self._base
 
 
-def claim_to_create(node: NodeClaim) -> dict[str, Any]:
-    """The node's claim as PreBind creates it: no name (generateName), no uid, no status."""
+def claim_to_create(node: NodeClaim, *, finalizer: str) -> dict[str, Any]:
+    """The node's claim as PreBind creates it: no name (generateName), no uid, no status.
+
+    It carries the delete-protection ``finalizer`` from the start: kube-scheduler
+    adds it with an update right after the create, before the allocation; one
+    write less, the same claim once allocated.
+    """
     claim = copy.deepcopy(node.claim)
     claim_meta = dict(claim.get("metadata") or {})
     claim_meta.pop("name", None)
     claim_meta.pop("uid", None)
+    claim_meta["finalizers"] = [finalizer]
     claim["metadata"] = claim_meta
     claim.pop("status", None)
     return claim

@@ -195,7 +195,9 @@ async def pre_bind(plugin: DynamicResources, ext: ExtendedState | None, pod: Pod
     namespace = str(meta(pod).get("namespace", ""))
     pod_name = str(meta(pod).get("name", ""))
     try:
-        created = await plugin.client.create(RESOURCE_CLAIMS, claim_to_create(wanted), namespace=namespace)
+        created = await plugin.client.create(
+            RESOURCE_CLAIMS, claim_to_create(wanted, finalizer=FINALIZER), namespace=namespace
+        )
     except StatusError as err:
         return as_status(RuntimeError(f"create claim for extended resources {namespace}/{SPECIAL_CLAIM_NAME}: {err}"))
     ext.claim = created  # Unreserve deletes it from now on

@@ -94,9 +94,7 @@ class World:
             extended_resources=extended,
         )
         profile = Profile(default_plugins(binder=DefaultBinder(self.client), dynamic_resources=self.dra))
-        self.core = SchedulerCore(
-            profiles=[profile], clock=FakeClock(), metrics=SchedulerMetrics(CollectorRegistry())
-        )
+        self.core = SchedulerCore(profiles=[profile], clock=FakeClock(), metrics=SchedulerMetrics(CollectorRegistry()))
         node_allocatable = {"cpu": "4", "memory": "8Gi", "pods": "110", **(allocatable or {})}
         self.apply(Resource.NODE, None, make_node(NODE_NAME, allocatable=node_allocatable))
         self.apply(Resource.DEVICE_CLASS, None, device_class())
@@ -155,10 +153,14 @@ async def test_pod_asking_for_an_extended_resource_gets_a_claim_the_scheduler_cr
         "requestMappings": [{"containerName": "ctr", "resourceName": GPU, "requestName": "container-0-request-0"}],
         "resourceClaimName": meta["name"],
     }
-    verbs = w.client.verbs()
-    assert verbs.index("create resourceclaims") < verbs.index("patch pods/status") < verbs.index(
-        "create pods/binding"
-    )
+    # The claim is created with its finalizer (kube adds it with an update right after): then allocation and
+    # reservation, the pod's status, the binding.
+    assert w.client.verbs() == [
+        "create resourceclaims",
+        "update resourceclaims/status",
+        "patch pods/status",
+        "create pods/binding",
+    ]
 
 
 async def test_implicit_device_class_name_is_an_extended_resource_too() -> None:
