@@ -135,6 +135,10 @@ class ExtendedState:
     allocation: dict[str, Any] | None = None  # chosen in Reserve
     node: str = ""  # the node Reserve chose
     in_flight_uid: str = ""  # the in-memory claim's uid while its allocation is in flight
+    # Per cycle: DeviceClasses by name, and one allocator per distinct node claim (nodes that need the same
+    # requests and take no devices for the pod's own claims share it).
+    device_classes: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    allocators: dict[str, Any] = field(default_factory=dict)
 
     @property
     def in_memory(self) -> bool:

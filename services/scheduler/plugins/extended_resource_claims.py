@@ -75,7 +75,8 @@ def pre_filter(plugin: DynamicResources, pod: Pod) -> ExtendedState | None:
     claim = plugin.claims.get(*found) if found is not None else None
     if claim is None:
         claim = in_memory_claim(pod)
-    return ExtendedState(claim=claim, requests=dict(requests), classes=classes)
+    device_classes = {str(meta(c).get("name", "")): c for c in plugin.classes.list()}
+    return ExtendedState(claim=claim, requests=dict(requests), classes=classes, device_classes=device_classes)
 
 
 def filter_node(
@@ -97,17 +98,22 @@ def filter_node(
     node = node_info.node
     assert node is not None
     own = used_devices(s.node_allocations.get(node_info.name) or ())
-    allocator = Allocator(
-        [wanted.claim],
-        Taken(plugin.claims.allocated_devices(), own),
-        {str(meta(c).get("name", "")): c for c in plugin.classes.list()},
-        plugin.slice_index(),
-        features=plugin.features,
-        cache=plugin.selector_cache,
-        shared_devices=plugin.claims.shared_devices(),
-        allocated_capacity=plugin.claims.allocated_capacity(),
-        device_taints=plugin.device_taints(),
-    )
+    requests_key = repr(wanted.claim["spec"])
+    allocator = ext.allocators.get(requests_key) if not own else None
+    if allocator is None:
+        allocator = Allocator(
+            [wanted.claim],
+            Taken(plugin.claims.allocated_devices(), own),
+            ext.device_classes,
+            plugin.slice_index(),
+            features=plugin.features,
+            cache=plugin.selector_cache,
+            shared_devices=plugin.claims.shared_devices(),
+            allocated_capacity=plugin.claims.allocated_capacity(),
+            device_taints=plugin.device_taints(),
+        )
+        if not own:
+            ext.allocators[requests_key] = allocator
     try:
         outcome = allocator.allocate(node)
     except AllocationError as err:
