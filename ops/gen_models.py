@@ -79,8 +79,23 @@ MODULES: tuple[ModuleSpec, ...] = (
         "core_v1",
         "1.31",
         CORE,
-        tuple(CORE + k for k in ("Namespace", "Node", "Pod", "Binding", "Event")),
-        "core/v1 types draplane serves: Namespace, Node, Pod, Binding and Event (k8s.io/api/core/v1, 1.31)",
+        tuple(
+            CORE + k
+            for k in (
+                "Namespace",
+                "Node",
+                "Pod",
+                "Binding",
+                "Event",
+                # served for upstream kube-scheduler's and kube-controller-manager's informers
+                "PersistentVolume",
+                "PersistentVolumeClaim",
+                "Service",
+                "ReplicationController",
+                "TopologySelectorTerm",  # storage.k8s.io/v1 StorageClass's allowedTopologies
+            )
+        ),
+        "core/v1 types draplane serves (k8s.io/api/core/v1, Kubernetes 1.31)",
         # DRAExtendedResource: the scheduler records the claim it made for a pod's extended resources.
         (("1.37", CORE + "PodStatus", "extendedResourceClaimStatus"),),
     ),
@@ -100,6 +115,36 @@ MODULES: tuple[ModuleSpec, ...] = (
         "io.k8s.api.coordination.v1.",
         ("io.k8s.api.coordination.v1.Lease",),
         "coordination.k8s.io/v1 types: Lease (k8s.io/api/coordination/v1, Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "apps_v1",
+        "1.31",
+        "io.k8s.api.apps.v1.",
+        ("io.k8s.api.apps.v1.ReplicaSet", "io.k8s.api.apps.v1.StatefulSet"),
+        "apps/v1 types: ReplicaSet and StatefulSet (k8s.io/api/apps/v1, Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "policy_v1",
+        "1.31",
+        "io.k8s.api.policy.v1.",
+        ("io.k8s.api.policy.v1.PodDisruptionBudget",),
+        "policy/v1 types: PodDisruptionBudget (k8s.io/api/policy/v1, Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "storage_v1",
+        "1.31",
+        "io.k8s.api.storage.v1.",
+        tuple(
+            "io.k8s.api.storage.v1." + k for k in ("StorageClass", "CSINode", "CSIDriver", "CSIStorageCapacity")
+        ),
+        "storage.k8s.io/v1 types: StorageClass, CSINode, CSIDriver and CSIStorageCapacity (Kubernetes 1.31)",
+    ),
+    ModuleSpec(
+        "events_v1",
+        "1.31",
+        "io.k8s.api.events.v1.",
+        ("io.k8s.api.events.v1.Event",),
+        "events.k8s.io/v1 types: Event (k8s.io/api/events/v1, Kubernetes 1.31)",
     ),
     ModuleSpec(
         "authentication_v1",

@@ -31,6 +31,7 @@ from services.apiserver.service import Apiserver, ApiserverConfig
 from services.bus import open_bus
 from services.bus.port import Bus
 from services.controllers.manager import ControllerManager
+from services.driver.profiles import DriverProfile
 from services.driver.service import DriverOptions, DriverService
 from services.kube.feature_gates import FeatureGates
 from services.nodeagent.agent import NodeAgent
@@ -48,13 +49,13 @@ GPU_DRIVER = "gpu.example.com"
 BOOTSTRAP_USER = UserInfo("system:apiserver", ("system:masters",))
 
 
-def gpu_device_class() -> dict[str, Any]:
-    """The DeviceClass of the example GPU driver (dra-example-driver's)."""
+def gpu_device_class(driver: str = GPU_DRIVER) -> dict[str, Any]:
+    """The DeviceClass of an example driver (dra-example-driver's: named after the driver, selecting its devices)."""
     return {
         "apiVersion": "resource.k8s.io/v1alpha3",
         "kind": "DeviceClass",
-        "metadata": {"name": GPU_DRIVER},
-        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{GPU_DRIVER}"'}}]},
+        "metadata": {"name": driver},
+        "spec": {"selectors": [{"cel": {"expression": f'device.driver == "{driver}"'}}]},
     }
 
 
@@ -80,6 +81,9 @@ class StackConfig:
     served: ServedVersions = DEFAULT_SERVED  # the apiserver's --runtime-config
     # False: no controller-manager in the process (a test runs its own, to stop and start it).
     controller_manager: bool = True
+    # The drivers of node-1, node-2, ... in order (driver name, profile); a node past the list runs
+    # dra-example-driver's eight GPUs (`draplane up --driver-profile`).
+    node_profiles: tuple[tuple[str, DriverProfile], ...] = ()
 
 
 class PerNodeMetrics:
@@ -165,11 +169,14 @@ class LocalStack:
                 informer=self.informer,
             )
             self._spawn("dra-controller", controller.run())
-        for node in node_names(cfg.nodes):
+        for index, node in enumerate(node_names(cfg.nodes)):
             state = cfg.data_dir / "nodes" / node
+            name, profile = (
+                cfg.node_profiles[index] if index < len(cfg.node_profiles) else (GPU_DRIVER, DriverProfile())
+            )
             driver = DriverService(
                 self.bus,
-                DriverOptions(node=node, driver=GPU_DRIVER, state_dir=state, nvidia_smi=None),
+                DriverOptions(node=node, driver=name, state_dir=state, nvidia_smi=None, profile=profile),
                 informer=self.informer,
             )
             self.drivers[node] = driver
@@ -252,9 +259,10 @@ class LocalStack:
         client = Client(self.bus, user=BOOTSTRAP_USER, informer=self.informer, timeout=30.0)
         await client.start()
         try:
-            if client.get("resource.k8s.io", "deviceclasses", "", GPU_DRIVER) is None:
-                with contextlib.suppress(st.StatusError):
-                    await client.create("resource.k8s.io", "deviceclasses", gpu_device_class())
+            for driver in sorted({GPU_DRIVER, *(name for name, _ in self.config.node_profiles)}):
+                if client.get("resource.k8s.io", "deviceclasses", "", driver) is None:
+                    with contextlib.suppress(st.StatusError):
+                        await client.create("resource.k8s.io", "deviceclasses", gpu_device_class(driver))
         finally:
             await client.close()
 

@@ -25,7 +25,7 @@ import orjson
 from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.api.types.served import DEFAULT_SERVED, ServedVersions
-from services.apiserver import empty_resources, reviews
+from services.apiserver import reviews
 from services.kube.feature_gates import DEFAULT_RELEASE
 
 
@@ -37,7 +37,14 @@ def git_version(release: str = DEFAULT_RELEASE) -> str:
 ITEM_VERBS = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"]
 STATUS_VERBS = ["get", "patch", "update"]
 # Namespaces cannot be deleted as a collection in Kubernetes.
-_NO_DELETECOLLECTION = frozenset({("", "namespaces")})
+# Kubernetes' REST storage of these implements no DeleteCollection.
+_NO_DELETECOLLECTION = frozenset({("", "namespaces"), ("", "services")})
+
+
+def deletes_collections(rt: ResourceType) -> bool:
+    """Whether DELETE on the collection (``deletecollection``) is served for ``rt``."""
+    return (rt.group, rt.plural) not in _NO_DELETECOLLECTION
+
 _SUBRESOURCE_KIND = {
     "binding": ("", "v1", "Binding"),
     "exec": ("", "v1", "PodExecOptions"),
@@ -98,9 +105,7 @@ def version_info(release: str = DEFAULT_RELEASE) -> dict[str, Any]:
 def verbs(rt: ResourceType) -> list[str]:
     if reviews.is_review(rt):
         return list(reviews.VERBS)
-    if empty_resources.holds_nothing(rt):
-        return list(empty_resources.VERBS)
-    if (rt.group, rt.plural) in _NO_DELETECOLLECTION:
+    if not deletes_collections(rt):
         return [v for v in ITEM_VERBS if v != "deletecollection"]
     return list(ITEM_VERBS)
 
@@ -127,7 +132,7 @@ def resources_of(group: str, version: str, served: ServedVersions = DEFAULT_SERV
     """The kinds served at ``group/version``."""
     return [
         r
-        for r in (*registry.RESOURCES, *empty_resources.RESOURCES, *reviews.RESOURCES)
+        for r in (*registry.RESOURCES, *reviews.RESOURCES)
         if r.group == group and served.serves_kind(r, version)
     ]
 

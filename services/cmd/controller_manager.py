@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import socket
 from pathlib import Path
 
 from services.bus import open_bus
@@ -16,7 +17,9 @@ from services.cmd.common import (
     parse_gates,
 )
 from services.cmd.component import run_component
+from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
 from services.controllers.manager import DEFAULT_CLAIM_WORKERS, ControllerManager
+from services.kube.leader_election import CONTROLLER_MANAGER_LEASE
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import declarations
@@ -34,12 +37,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=DEFAULT_CLAIM_WORKERS,
         help=f"resourceclaim controller workers (default {DEFAULT_CLAIM_WORKERS})",
     )
+    add_leader_election_arguments(p, resource_name=CONTROLLER_MANAGER_LEASE)
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
     setup_logging("controller-manager", level=args.log_level, json=json_logs(args))
     gates = parse_gates(args)
+    election = leader_election_from(args)
     url = args.bus or default_bus(args.data)
 
     async def main() -> int:
@@ -51,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
                 bus,
                 gates=gates,
                 claim_workers=args.workers,
+                host=socket.gethostname(),
+                leader_election=election,
                 snapshot=SnapshotStore(Path(args.data) / "controller-manager" / "view.db"),
             )
             return await run_component(

@@ -6,6 +6,8 @@ Why this module exists: the flags and their defaults belong with the driver;
     draplane driver --node node-1 [--driver gpu.example.com] [--inventory FILE]
                     [--state-dir DIR] [--control-plane] [--decommission] ...
     draplane driver --control-plane            # only the classic controller
+    draplane driver --node node-1 --gpu-partitions 4 [--allow-multiple-allocations]
+    draplane driver --node node-1 --profile net  # shared NICs of net.example.com
 
 SIGTERM and SIGINT stop the driver cleanly (socket removed, checkpoint
 closed; slices deleted with ``--decommission-on-exit``).
@@ -28,7 +30,10 @@ from services.cmd.common import (
     parse_gates,
 )
 from services.cmd.component import run_component
-from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService
+from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
+from services.driver.inventory import InventoryError
+from services.driver.profiles import GPU, PROFILES, DriverProfile, parse_device_health, parse_device_taint
+from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService, controller_lease_name
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import declarations
@@ -44,7 +49,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     add_common_arguments(p)
     p.add_argument("--data", default=DEFAULT_DATA, help="data directory (default state dirs live under it)")
     p.add_argument("--node", default=os.environ.get("NODE_NAME", ""), help="the node this driver serves ($NODE_NAME)")
-    p.add_argument("--driver", default=DEFAULT_DRIVER, help=f"the driver name (default {DEFAULT_DRIVER})")
+    p.add_argument(
+        "--driver", default="", help=f"the driver name (default {DEFAULT_DRIVER}, net.example.com for --profile net)"
+    )
     p.add_argument("--inventory", type=Path, help="YAML inventory of devices (default: dra-example-driver's 8 GPUs)")
     p.add_argument("--num-devices", type=int, default=8, help="GPUs in the default inventory (default 8)")
     p.add_argument(
@@ -57,11 +64,70 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--control-plane",
         action="store_true",
         help="be the classic DRA control-plane controller for claims with spec.controller = --driver "
-        "(run it in one driver process only)",
+        "(several replicas may run: one acts, chosen by leader election; see --leader-elect)",
     )
     p.add_argument("--decommission", action="store_true", help="delete this node's ResourceSlices and exit")
     p.add_argument("--decommission-on-exit", action="store_true", help="delete the ResourceSlices when stopping")
     p.add_argument("--metrics-listen", default="", help="HOST:PORT to serve /metrics and /healthz on")
+    # Leader election of the control-plane controller (several --control-plane replicas, one acting).
+    add_leader_election_arguments(p, resource_name=None, shown_name=controller_lease_name("<driver>"))
+    add_profile_arguments(p)
+
+
+def add_profile_arguments(p: argparse.ArgumentParser) -> None:
+    """The flags that choose what a simulated node publishes (`services.driver.profiles`)."""
+    g = p.add_argument_group("device profile (simulated nodes; replaces --inventory when anything but plain GPUs)")
+    g.add_argument("--profile", choices=PROFILES, default=GPU, help="gpu (GPUs) or net (shared NICs, net.example.com)")
+    g.add_argument(
+        "--gpu-partitions",
+        type=int,
+        default=0,
+        metavar="N",
+        help="per GPU a counter set (memory, compute), N partition devices and a full-GPU device drawing on it",
+    )
+    g.add_argument(
+        "--allow-multiple-allocations",
+        action="store_true",
+        help="GPUs that several claims share, with a requestPolicy on memory and compute",
+    )
+    g.add_argument(
+        "--binding-conditions",
+        action="store_true",
+        help="devices carry bindingConditions/bindingFailureConditions; the driver sets them True after allocation",
+    )
+    g.add_argument("--binds-to-node", action="store_true", help="with --binding-conditions: bindsToNode on each device")
+    g.add_argument(
+        "--device-taint",
+        action="append",
+        default=[],
+        metavar="DEVICE=KEY[=VALUE]:EFFECT",
+        help="a taint the driver publishes on a device (repeatable)",
+    )
+    g.add_argument(
+        "--device-health",
+        action="append",
+        default=[],
+        metavar="DEVICE=Healthy|Unhealthy|Unknown",
+        help="the health the driver reports for a device (default Healthy; repeatable)",
+    )
+    g.add_argument("--no-device-status", action="store_true", help="do not write status.devices after prepare")
+
+
+def profile_from(args: argparse.Namespace) -> DriverProfile:
+    """The profile the flags ask for; a bad flag is a one-line error."""
+    try:
+        return DriverProfile(
+            kind=args.profile,
+            count=args.num_devices,
+            partitions=args.gpu_partitions,
+            allow_multiple_allocations=args.allow_multiple_allocations,
+            binding_conditions=args.binding_conditions,
+            binds_to_node=args.binds_to_node,
+            taints=tuple(parse_device_taint(t) for t in args.device_taint),
+            health=tuple(parse_device_health(h) for h in args.device_health),
+        )
+    except InventoryError as err:
+        raise SystemExit(f"draplane driver: {err}") from None
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -71,9 +137,12 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def options_from(args: argparse.Namespace) -> DriverOptions:
+    profile = profile_from(args)
     return DriverOptions(
         node=args.node,
-        driver=args.driver,
+        driver=args.driver or profile.default_driver,
+        profile=profile,
+        device_status=not args.no_device_status,
         state_dir=args.state_dir or default_state_dir(args.data, args.node),
         inventory=args.inventory,
         num_devices=args.num_devices,
@@ -81,6 +150,9 @@ def options_from(args: argparse.Namespace) -> DriverOptions:
         cdi_root=args.cdi_root,
         control_plane=args.control_plane,
         decommission_on_exit=args.decommission_on_exit,
+        leader_election=leader_election_from(args, resource_name=controller_lease_name(args.driver))
+        if args.control_plane
+        else None,
     )
 
 

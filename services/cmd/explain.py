@@ -74,6 +74,7 @@ PENDING_KINDS = {
     ("resource.k8s.io", "resourceclaims"),
     ("resource.k8s.io", "deviceclasses"),
     ("resource.k8s.io", "resourceslices"),
+    ("resource.k8s.io", "devicetaintrules"),
 }
 
 

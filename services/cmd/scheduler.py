@@ -17,8 +17,13 @@ from services.cmd.common import (
     parse_gates,
 )
 from services.cmd.component import run_component
+from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
+from services.kube.leader_election import SCHEDULER_LEASE
+from services.kube.structured import Features
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
+from services.scheduler.dra.binding_conditions import validate_binding_timeout
+from services.scheduler.plugins.dynamic_resources_args import PluginArgsError, filter_timeout
 from services.scheduler.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -54,17 +59,45 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         help="stop filtering after this percentage of nodes were found feasible (default: kube's adaptive rule)",
     )
+    add_leader_election_arguments(p, resource_name=SCHEDULER_LEASE)
+    p.add_argument(
+        "--binding-timeout-seconds",
+        type=float,
+        default=None,
+        help="DynamicResourcesArgs bindingTimeout: how long PreBind waits for devices' binding conditions "
+        "(DRADeviceBindingConditions; at least 1, default 600)",
+    )
+    p.add_argument(
+        "--dynamic-resources-filter-timeout-seconds",
+        type=float,
+        default=None,
+        help="DynamicResources' filterTimeout: longest allocation attempt per node in Filter, 0 for none "
+        "(default 10 with DRASchedulerFilterTimeout on)",
+    )
     p.set_defaults(run=run)
 
 
 def config_from(args: argparse.Namespace) -> SchedulerConfig:
+    gates = parse_gates(args)
+    refused = validate_binding_timeout(
+        args.binding_timeout_seconds, enabled=Features.from_gates(gates).binding_conditions
+    )
+    if refused is not None:
+        raise SystemExit(f"invalid --binding-timeout-seconds: {refused}")
+    try:
+        filter_timeout(gates, args.dynamic_resources_filter_timeout_seconds)
+    except PluginArgsError as err:
+        raise SystemExit(f"invalid DynamicResources args: {err}") from None
     return SchedulerConfig(
-        gates=parse_gates(args),
+        gates=gates,
+        binding_timeout=args.binding_timeout_seconds,
+        dra_filter_timeout=args.dynamic_resources_filter_timeout_seconds,
         pod_initial_backoff=args.pod_initial_backoff_seconds,
         pod_max_backoff=args.pod_max_backoff_seconds,
         pod_max_in_unschedulable_pods_duration=args.pod_max_in_unschedulable_pods_duration,
         percentage_of_nodes_to_score=args.percentage_of_nodes_to_score,
         host=socket.gethostname(),
+        leader_election=leader_election_from(args),
     )
 
 

@@ -40,6 +40,8 @@ from services.cmd.common import (
     until_signalled_or_died,
 )
 from services.cmd.errors import CommandError
+from services.driver.inventory import InventoryError
+from services.driver.profiles import DriverProfile, parse_profile_spec
 from services.runtime.logs import setup_logging
 from services.runtime.metrics_server import serve_metrics
 from services.stack import LocalStack, StackConfig
@@ -53,6 +55,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     p.add_argument("--data", default=DEFAULT_DATA, help="where the cluster's state lives (default: .draplane)")
     p.add_argument("--listen", default="127.0.0.1:8080", help="HOST:PORT of the API (default: 127.0.0.1:8080)")
     p.add_argument("--nodes", type=int, default=2, help="simulated nodes node-1 … node-N (default: 2)")
+    p.add_argument(
+        "--driver-profile",
+        action="append",
+        default=[],
+        metavar="KIND[,OPTION...]",
+        help="what the next node's driver publishes (repeatable: the first is node-1's, ...; nodes past the list "
+        "get eight plain GPUs; --nodes grows to the number given). KIND gpu or net; options partitions=N, count=N, "
+        "shared, binding-conditions, binds-to-node, driver=NAME, taint=DEVICE=KEY[=VALUE]:EFFECT, "
+        "health=DEVICE=Healthy|Unhealthy|Unknown. Examples: gpu,partitions=4  gpu,shared  net  "
+        "gpu,binding-conditions  (examples/README.md says which demo needs which)",
+    )
     p.add_argument(
         "--metrics-listen",
         default="",
@@ -76,6 +89,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 def run(args: argparse.Namespace) -> int:
     setup_logging("draplane", level=args.log_level, json=json_logs(args))
     parse_gates(args)  # a bad --emulated-version or --feature-gates is one line before --data is touched
+    parse_profiles(args.driver_profile)  # so is a bad --driver-profile
     host, port = parse_listen(args.listen)
     metrics_address = parse_listen(args.metrics_listen) if args.metrics_listen else None
     data = Path(args.data).resolve()
@@ -102,12 +116,14 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
             authenticator = TokenAuthenticator.from_file(args.token_auth_file)
         except (OSError, TokenFileError) as exc:
             raise CommandError(str(exc)) from None
+    profiles = parse_profiles(args.driver_profile)
     config = StackConfig(
         bus_url=args.bus or default_bus(str(data)),
         data_dir=data,
         host=host,
         port=port,
-        nodes=args.nodes,
+        nodes=max(args.nodes, len(profiles)),
+        node_profiles=profiles,
         gates=parse_gates(args),
         served=parse_served(args.runtime_config),
         authenticator=authenticator,
@@ -144,6 +160,14 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
             return await serve(LocalStack(config), metrics_listen=args.metrics_listen, on_ready=announce)
 
     return asyncio.run(main())
+
+
+def parse_profiles(specs: list[str]) -> tuple[tuple[str, DriverProfile], ...]:
+    """The ``--driver-profile`` values, node by node; a bad one is a one-line error."""
+    try:
+        return tuple(parse_profile_spec(spec) for spec in specs)
+    except InventoryError as err:
+        raise CommandError(f"--driver-profile: {err}") from None
 
 
 def ready_line(url: str, *, terminal: bool) -> str:

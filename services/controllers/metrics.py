@@ -3,7 +3,9 @@
 Why this module exists: Kubernetes' resourceclaim controller exports
 ``resourceclaim_controller_create_attempts_total``,
 ``resourceclaim_controller_create_failures_total`` and, since 1.32, gauges of
-claims and allocated claims; dashboards written for Kubernetes should read
+claims and allocated claims, and the device-taint-eviction controller (1.37)
+``device_taint_eviction_controller_pod_deletions_total`` and
+``..._pod_deletion_duration_seconds``; dashboards written for Kubernetes should read
 draplane unchanged. The garbage collector's counters are draplane's own. Each
 `ControllerMetrics` has its own `CollectorRegistry`, so several controller
 managers (tests, benchmarks) can live in one process; the manager serves it on
@@ -14,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from prometheus_client import CollectorRegistry, Counter, Gauge, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import registry as prom_registry
 
 
@@ -41,6 +43,18 @@ class ControllerMetrics:
         self.allocated_resource_claims = Gauge(
             "resourceclaim_controller_allocated_resource_claims",
             "Number of allocated ResourceClaims",
+            registry=self.registry,
+        )
+        self.taint_pod_deletions = Counter(
+            "device_taint_eviction_controller_pod_deletions",
+            "Total number of Pods deleted by DeviceTaintEvictionController since its start.",
+            registry=self.registry,
+        )
+        self.taint_pod_deletion_latency = Histogram(
+            "device_taint_eviction_controller_pod_deletion_duration_seconds",
+            "Latency, in seconds, between the time when a device taint effect has been activated and a Pod's "
+            "deletion via DeviceTaintEvictionController.",
+            buckets=(0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 30, 60, 120, 180, 240),
             registry=self.registry,
         )
         self.sync_errors = Counter(

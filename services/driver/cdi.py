@@ -57,8 +57,14 @@ def common_spec_file(driver: str) -> str:
 
 
 def claim_cdi_ids(driver: str, claim_uid: str, device: str) -> list[str]:
-    """``GetClaimDevices`` for one device: the common device, then the claim's device."""
-    return [qualified_name(driver, COMMON_DEVICE), qualified_name(driver, claim_device_name(claim_uid, device))]
+    """``GetClaimDevices`` for one device: the claim's device, then the common device.
+
+    dra-example-driver lists the common device first; draplane lists the
+    claim's own device first because kubelet 1.37 names a device in
+    ``allocatedResourcesStatus`` by its first CDI id, which then says which
+    device it is rather than ``...=common`` for every device.
+    """
+    return [qualified_name(driver, claim_device_name(claim_uid, device)), qualified_name(driver, COMMON_DEVICE)]
 
 
 def common_spec(*, driver: str, node: str) -> dict[str, Any]:

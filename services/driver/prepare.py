@@ -12,8 +12,12 @@ files nothing accounts for and entries whose claim no longer exists, so a
 restart neither prepares twice nor leaks. Unprepare removes the file and
 then the entry, and is a no-op for claims it does not know.
 
+After a prepare (fresh or answered from the checkpoint) the driver reports
+the claim's ``status.devices`` (`on_prepared`); a write lost to a crash is
+redone by the node agent's retry, so the claim never stays without it.
+
 An optional fault hook is awaited at named stages (``started``,
-``cdi-written``) so tests can stop a driver in the middle of a prepare.
+``cdi-written``, ``status``) so tests can stop a driver in the middle of a prepare.
 """
 
 from __future__ import annotations
@@ -32,8 +36,11 @@ from services.kubeletplugin.api import PREPARE, ClaimRef, ClaimResult, Request, 
 
 log = logging.getLogger(__name__)
 
+PreparedHook = Callable[[ClaimRef], Awaitable[None]]
+"""Awaited after every successful prepare (fresh or from the checkpoint): the driver reports status.devices."""
+
 FaultHook = Callable[[str, str], Awaitable[None]]
-"""Awaited with (stage, claim uid) at ``started`` and ``cdi-written``; tests use it to stop a prepare."""
+"""Awaited with (stage, claim uid) at ``started``, ``cdi-written`` and ``status``; tests use it to stop a prepare."""
 
 
 class ClaimSource(Protocol):
@@ -60,8 +67,10 @@ class Preparer:
         source: ClaimSource,
         metrics: DriverMetrics | None = None,
         fault: FaultHook | None = None,
+        on_prepared: PreparedHook | None = None,
     ) -> None:
         self.driver = driver
+        self.on_prepared = on_prepared
         self.node = node
         self.allocatable = allocatable
         self.checkpoint = checkpoint
@@ -117,7 +126,12 @@ class Preparer:
                 raise
             self.metrics.prepare.labels(self.driver, "prepared" if fresh else "already_prepared").inc()
             await self._update_gauge()
-            return devices
+        if self.on_prepared is not None:
+            await self._fault("status", ref.uid)
+            # After the checkpoint says completed: a failed (or interrupted) status write is
+            # redone by the node agent's retry, which is answered from the checkpoint.
+            await self.on_prepared(ref)
+        return devices
 
     async def _prepare(self, ref: ClaimRef) -> tuple[tuple[PreparedDevice, ...], bool]:
         entry = await self.checkpoint.get(ref.uid)

@@ -28,6 +28,7 @@ from services.driver.config import (
     time_slicing_config,
     validate,
 )
+from services.kube.quantity import parse_quantity
 
 _ENV_UNSAFE = re.compile(r"[^A-Za-z0-9_]")
 
@@ -45,16 +46,23 @@ class PreparedDevice:
     device: str
     cdi_device_ids: tuple[str, ...]
     env: tuple[str, ...] = ()
+    share_id: str = ""
+    admin_access: bool = False
 
     def to_wire(self) -> dict[str, Any]:
         """The kubelet plugin API's ``Device`` (plus the environment, for the checkpoint)."""
-        return {
+        wire: dict[str, Any] = {
             "requestNames": list(self.requests),
             "poolName": self.pool,
             "deviceName": self.device,
             "cdiDeviceIDs": list(self.cdi_device_ids),
             "env": list(self.env),
         }
+        if self.share_id:
+            wire["shareID"] = self.share_id
+        if self.admin_access:
+            wire["adminAccess"] = True
+        return wire
 
     @classmethod
     def from_wire(cls, raw: Mapping[str, Any]) -> PreparedDevice:
@@ -64,6 +72,8 @@ class PreparedDevice:
             device=str(raw.get("deviceName") or ""),
             cdi_device_ids=tuple(raw.get("cdiDeviceIDs") or ()),
             env=tuple(raw.get("env") or ()),
+            share_id=str(raw.get("shareID") or ""),
+            admin_access=bool(raw.get("adminAccess")),
         )
 
 
@@ -77,13 +87,45 @@ class PreparedClaim:
     devices: tuple[PreparedDevice, ...]
 
     def cdi_spec(self, driver: str) -> dict[str, Any]:
-        return cdi.claim_spec(driver=driver, claim_uid=self.uid, devices=[(d.device, d.env) for d in self.devices])
+        return cdi.claim_spec(
+            driver=driver,
+            claim_uid=self.uid,
+            devices=[(cdi_device_id(d.device, d.share_id), d.env) for d in self.devices],
+        )
 
 
 def env_suffix(device: str) -> str:
     """The ``<n>`` of ``GPU_DEVICE_<n>``: dra-example-driver's ``device[4:]`` for ``gpu-<n>``, made env-safe."""
     base = device[4:] if device.startswith("gpu-") else device
     return _ENV_UNSAFE.sub("_", base).upper()
+
+
+def is_nic(device: str) -> bool:
+    """A NIC of the net profile (``nic-<n>``): no GPU environment."""
+    return device.startswith("nic-")
+
+
+def cdi_device_id(device: str, share_id: str) -> str:
+    """The example driver's ``GetCDIDeviceID``: ``<device>-<shareID>`` for one share of a shared device."""
+    return f"{device}-{share_id}" if share_id else device
+
+
+def consumed_capacity_env(device: str, result: Mapping[str, Any]) -> list[str]:
+    """What one allocation got (``consumedCapacity``): ``GPU_DEVICE_<n>_MEMORY``, ``NET_DEVICE_<n>_INGRESS_RATE``."""
+    consumed = result.get("consumedCapacity") or {}
+    n = env_suffix(device)
+    env = []
+    if is_nic(device):
+        nic = _ENV_UNSAFE.sub("_", device[4:]).upper()
+        for name, suffix in (("ingressBandwidth", "INGRESS_RATE"), ("egressBandwidth", "EGRESS_RATE")):
+            if name in consumed:
+                rate = parse_quantity(str(consumed[name])).int_value  # the example driver prints AsDec
+                env.append(f"NET_DEVICE_{nic}_{suffix}={rate}")
+        return env
+    for name in ("memory", "compute"):
+        if name in consumed:
+            env.append(f"GPU_DEVICE_{n}_{name.upper()}={consumed[name]}")
+    return env
 
 
 def device_env(device: str, config: GpuConfig) -> list[str]:
@@ -138,9 +180,10 @@ def plan_claim(
         if result.get("pool") != node or result.get("device") not in allocatable:
             raise PrepareError(f"prepare failed: requested GPU is not allocatable: {result.get('device')}")
     applied: dict[GpuConfig, GpuConfig] = {}  # config -> normalized and validated
-    prepared: dict[str, PreparedDevice] = {}
+    prepared: dict[tuple[str, str], PreparedDevice] = {}
     for result in mine:
         request, device = str(result.get("request", "")), str(result["device"])
+        share = str(result.get("shareID") or "")
         key = config_for_request(configs, request)
         if key not in applied:
             normalized = normalize(key)
@@ -150,18 +193,37 @@ def plan_claim(
                 raise PrepareError(f"prepare failed: error validating GPU config: {err}") from None
             applied[key] = normalized
         try:
-            env = device_env(device, applied[key])
+            env = ([] if is_nic(device) else device_env(device, applied[key])) + consumed_capacity_env(device, result)
         except ConfigError as err:
             raise PrepareError(f"prepare failed: error applying GPU config: {err}") from None
-        existing = prepared.get(device)
+        existing = prepared.get((device, share))
         if existing is not None:  # one device serving several requests (admin access)
-            prepared[device] = PreparedDevice(
-                (*existing.requests, request), existing.pool, device, existing.cdi_device_ids, existing.env
+            prepared[(device, share)] = PreparedDevice(
+                (*existing.requests, request),
+                existing.pool,
+                device,
+                existing.cdi_device_ids,
+                existing.env,
+                existing.share_id,
+                existing.admin_access,
             )
             continue
-        claim_env = (f"GPU_DEVICE_{env_suffix(device)}_RESOURCE_CLAIM={uid}", *env)
-        prepared[device] = PreparedDevice(
-            (request,), str(result.get("pool", "")), device, tuple(cdi.claim_cdi_ids(driver, uid, device)), claim_env
+        admin = bool(result.get("adminAccess"))
+        # dra-example-driver's claim edits: the claim's UID and whether this is an admin-access allocation.
+        claim_env = (
+            f"GPU_DEVICE_{env_suffix(device)}_RESOURCE_CLAIM={uid}",
+            f"DRA_ADMIN_ACCESS={'true' if admin else 'false'}",
+            *env,
+        )
+        cdi_device = cdi_device_id(device, share)
+        prepared[(device, share)] = PreparedDevice(
+            (request,),
+            str(result.get("pool", "")),
+            device,
+            tuple(cdi.claim_cdi_ids(driver, uid, cdi_device)),
+            claim_env,
+            share,
+            admin,
         )
     return PreparedClaim(uid, str(meta.get("namespace", "")), str(meta.get("name", "")), tuple(prepared.values()))
 

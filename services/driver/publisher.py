@@ -58,6 +58,7 @@ class SlicePublisher:
         self.metrics = metrics or DriverMetrics()
         self.max_backoff = max_backoff
         self._devices: list[Obj] | None = None
+        self._counters: list[Obj] = []
         self._generation = 0  # the highest pool generation this publisher wrote
         self._wake = asyncio.Event()
         self.in_sync = asyncio.Event()
@@ -79,9 +80,10 @@ class SlicePublisher:
         candidates: Iterable[Obj] = store.index(NODE_INDEX, self.node)
         return [s for s in candidates if (s.get("spec") or {}).get("driver") == self.driver]
 
-    def set_devices(self, devices: Sequence[Obj] | None) -> None:
-        """Publish ``devices`` (None: publish nothing)."""
+    def set_devices(self, devices: Sequence[Obj] | None, *, shared_counters: Sequence[Obj] = ()) -> None:
+        """Publish ``devices`` and counter sets (None: publish nothing)."""
         self._devices = None if devices is None else [dict(d) for d in devices]
+        self._counters = [dict(c) for c in shared_counters]
         self.wake()
 
     def wake(self) -> None:
@@ -129,6 +131,7 @@ class SlicePublisher:
             devices=self._devices,
             owners=node_owner(node),
             last_generation=self._generation,
+            shared_counters=self._counters,
         )
         if plan.empty:
             return True

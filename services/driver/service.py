@@ -12,7 +12,11 @@ does the same when `run` ends.
 
 Identities: the node part writes as ``system:node:<node>``; the controller
 as ``system:serviceaccount:kube-system:dra-controller``. With an empty
-``node`` the service is only the control-plane controller.
+``node`` the service is only the control-plane controller. With leader
+election (``leader_election``, on in ``draplane driver --control-plane``)
+several control-plane replicas may run: the controller's workers start only in
+the one holding the driver's Lease in ``kube-system``
+(`controller_lease_name`), after the predecessor-drain step.
 """
 
 from __future__ import annotations
@@ -21,27 +25,34 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from prometheus_client import CollectorRegistry
 
 from services.api.admission.authorization import DRA_CONTROLLER, node_user
+from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP
 from services.bus.port import Bus
 from services.driver.cdi_files import CdiDirectory
 from services.driver.checkpoint import Checkpoint
+from services.driver.claim_status import ClaimStatusWriter
 from services.driver.controller import RECHECK_DELAY, ClassicController
 from services.driver.metrics import DriverMetrics
 from services.driver.nvidia import Discovery, discover_devices
 from services.driver.prepare import FaultHook, Preparer
+from services.driver.prepared import PrepareError
+from services.driver.profiles import NET, DriverProfile, nic_network_data
 from services.driver.publisher import SlicePublisher
 from services.kubeletplugin.api import ClaimRef, plugins_dir, socket_path
+from services.kubeletplugin.health import HEALTHY, encode_health, health_path
 from services.kubeletplugin.unix_socket import PluginServer
+from services.runtime.atomic_files import write_atomically
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder
 from services.runtime.informer import Informer
+from services.runtime.leader_election import LeaderElectionConfig, LeaderElector, MasterStatus
 from services.runtime.lifecycle import stop
 from services.runtime.snapshot import SnapshotStore
 from topics.envelope import UserInfo
@@ -53,6 +64,11 @@ DRA_CONTROLLER_USER = UserInfo(
     DRA_CONTROLLER, ("system:serviceaccounts", "system:serviceaccounts:kube-system", "system:authenticated")
 )
 
+
+def controller_lease_name(driver: str) -> str:
+    """The Lease of a driver's control-plane controller, named as the CSI sidecars name theirs
+    (``<component>-leader-<driver with dots and slashes as dashes>``)."""
+    return "dra-controller-leader-" + driver.replace(".", "-").replace("/", "-")
 
 
 @dataclass
@@ -71,6 +87,9 @@ class DriverOptions:
     client_timeout: float = 10.0
     recheck_delay: float = RECHECK_DELAY
     read_timeout: float = 10.0
+    leader_election: LeaderElectionConfig | None = None  # the control-plane controller's; None: act at once
+    profile: DriverProfile = field(default_factory=DriverProfile)
+    device_status: bool = True  # write status.devices after prepare
 
     @property
     def cdi_dir(self) -> Path:
@@ -83,6 +102,10 @@ class DriverOptions:
     @property
     def socket_path(self) -> Path:
         return socket_path(self.state_dir, self.driver)
+
+    @property
+    def health_path(self) -> Path:
+        return health_path(self.state_dir, self.driver)
 
 
 class InformerClaims:
@@ -135,7 +158,13 @@ class DriverService:
         self.publisher: SlicePublisher | None = None
         self.preparer: Preparer | None = None
         self.controller: ClassicController | None = None
+        self.elector: LeaderElector | None = None
+        election = options.leader_election
+        self._election = election if options.control_plane and election is not None and election.enabled else None
+        self._master_status = MasterStatus(self.registry) if self._election is not None else None
         self.server: PluginServer | None = None
+        self.status_writer: ClaimStatusWriter | None = None
+        self.shared_counters: list[dict[str, Any]] = []
 
     @property
     def registry(self) -> CollectorRegistry:
@@ -148,6 +177,10 @@ class DriverService:
         if self._devices is not None:
             return Discovery("given", list(self._devices))
         opts = self.options
+        if not opts.profile.plain:
+            pool = opts.profile.resources(opts.node)
+            self.shared_counters = pool.shared_counters
+            return Discovery(f"profile {opts.profile.kind}", pool.devices)
         return await discover_devices(
             node=opts.node, inventory=opts.inventory, num_devices=opts.num_devices, nvidia_smi=opts.nvidia_smi
         )
@@ -165,6 +198,16 @@ class DriverService:
                     self.informer, self.node_client, node=opts.node, driver=opts.driver, metrics=self.metrics
                 )
                 self.publisher.register()
+                self.status_writer = ClaimStatusWriter(
+                    self.informer,
+                    self._client(DRA_CONTROLLER_USER),
+                    driver=opts.driver,
+                    node=opts.node,
+                    devices=self._published,
+                    network_data=self._network_data,
+                )
+                clients.append(self.status_writer.client)
+                self.status_writer.register()
             if opts.control_plane:
                 self.controller_client = self._client(DRA_CONTROLLER_USER)
                 clients.append(self.controller_client)
@@ -198,15 +241,19 @@ class DriverService:
                     source=InformerClaims(self.informer, timeout=opts.read_timeout),
                     metrics=self.metrics,
                     fault=self.fault,
+                    on_prepared=self._report_prepared if opts.device_status else None,
                 )
                 await self.preparer.start()
+                await self._write_health()
                 cleaned = await self.preparer.recover()
                 if cleaned:
                     log.info("removed leftovers of claims that are gone", extra={"uids": cleaned})
                 self.server = PluginServer(opts.socket_path, self.preparer.handle)
                 await self.server.start()
-                self.publisher.set_devices(self.discovery.devices)
+                self.publisher.set_devices(self.discovery.devices, shared_counters=self.shared_counters)
                 tasks.append(asyncio.create_task(self.publisher.run(), name=f"publisher-{opts.node}"))
+                if self.status_writer is not None:
+                    tasks.append(asyncio.create_task(self.status_writer.run(), name=f"device-status-{opts.node}"))
                 log.info(
                     "driver ready",
                     extra={
@@ -217,7 +264,7 @@ class DriverService:
                     },
                 )
             if self.controller is not None:
-                tasks.append(asyncio.create_task(self.controller.run(), name=f"dra-controller-{opts.driver}"))
+                tasks.append(asyncio.create_task(self._run_controller(), name=f"dra-controller-{opts.driver}"))
             self.ready.set()
             if tasks:
                 await asyncio.gather(*tasks)
@@ -242,6 +289,53 @@ class DriverService:
             if self._own_informer:
                 with contextlib.suppress(Exception):
                     await self.informer.stop()
+
+    async def _run_controller(self) -> None:
+        """The classic controller: at once, or while this replica holds the driver's Lease."""
+        controller, client = self.controller, self.controller_client
+        assert controller is not None and client is not None
+        if self._election is None:
+            await controller.run()
+            return
+
+        async def lead() -> None:
+            await client.wait_for_predecessors()
+            await controller.run()
+
+        self.elector = LeaderElector(
+            self._election,
+            client=client,
+            component=f"resource driver {self.options.driver}",
+            status=self._master_status,
+        )
+        await self.elector.run(lead)
+
+    def _published(self) -> dict[str, dict[str, Any]]:
+        """Device name -> ``basic`` of what this driver publishes."""
+        devices = self.discovery.devices if self.discovery is not None else []
+        return {str(d.get("name")): dict(d.get("basic") or {}) for d in devices}
+
+    def _network_data(self, device: str, share: int) -> dict[str, Any] | None:
+        if self.options.profile.kind != NET:
+            return None
+        return nic_network_data(device, node=self.options.node, share=share)
+
+    async def _report_prepared(self, ref: ClaimRef) -> None:
+        if self.status_writer is None:
+            return
+        try:
+            await self.status_writer.prepared(ref.namespace, ref.name, ref.uid)
+        except (st.StatusError, TimeoutError) as err:
+            raise PrepareError(f"failed to update the device status of the claim: {err}") from None
+
+    def health_report(self) -> dict[tuple[str, str], str]:
+        """What this driver says about its devices' health: Healthy unless the profile says otherwise."""
+        overrides = self.options.profile.device_health()
+        devices = self.discovery.devices if self.discovery is not None else []
+        return {(self.options.node, str(d["name"])): overrides.get(str(d["name"]), HEALTHY) for d in devices}
+
+    async def _write_health(self) -> None:
+        await asyncio.to_thread(write_atomically, self.options.health_path, encode_health(self.health_report()))
 
     async def decommission(self) -> None:
         """Delete this node's ResourceSlices of this driver and return (``--decommission``)."""

@@ -11,6 +11,11 @@ slices, `plan_slices` compares them with the existing ones (from an
 informer) and returns the creates, updates and deletes. Slice names are
 deterministic (``<node>-<driver>-<n>``), so a restarted driver finds and
 reuses its own slices instead of leaking them.
+
+Counter sets (``sharedCounters``, partitionable devices) go into a slice of
+their own, the pool's first, as 1.35+ require (a slice holds devices or
+counter sets, never both); dra-example-driver's partitionable profile
+publishes the same two-slice pool.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.api.admission.validation.resource_slice import max_devices_per_slice
 from services.api.types.registry import RESOURCE_GROUP, STORED_AS
 from services.kube.resource_limits import RESOURCE_SLICE_MAX_DEVICES
 
@@ -57,9 +63,13 @@ def desired_slices(
     generation: int,
     owners: Sequence[Obj] = (),
     per_slice: int = RESOURCE_SLICE_MAX_DEVICES,
+    shared_counters: Sequence[Obj] = (),
 ) -> list[Obj]:
-    """The full set of slices for ``devices`` at ``generation``."""
-    chunks = split_devices(devices, per_slice=per_slice)
+    """The full set of slices for ``devices`` (and ``shared_counters``) at ``generation``."""
+    per_slice = min(per_slice, max_devices_per_slice(list(devices)))
+    chunks: list[list[Obj] | None] = [*split_devices(devices, per_slice=per_slice)]
+    if shared_counters:
+        chunks = [None, *(c for c in chunks if c)]  # None: the counter-set slice
     result = []
     for index, chunk in enumerate(chunks):
         metadata: Obj = {"name": slice_name(node=node, driver=driver, index=index)}
@@ -74,7 +84,11 @@ def desired_slices(
                     "driver": driver,
                     "pool": {"name": node, "generation": generation, "resourceSliceCount": len(chunks)},
                     "nodeName": node,
-                    "devices": [dict(d) for d in chunk],
+                    **(
+                        {"sharedCounters": [dict(c) for c in shared_counters]}
+                        if chunk is None
+                        else {"devices": [dict(d) for d in chunk]}
+                    ),
                 },
             }
         )
@@ -87,8 +101,11 @@ def pool_generation(existing: Iterable[Mapping[str, Any]]) -> int:
 
 
 def _device_key(device: Mapping[str, Any]) -> Any:
-    basic = device.get("basic") or {}
-    return (device.get("name"), basic.get("attributes") or {}, basic.get("capacity") or {})
+    # Unset and zero fields compare equal, and a taint's timeAdded (which a server may stamp) is not ours.
+    basic = {k: v for k, v in (device.get("basic") or {}).items() if v not in (None, [], {}, False)}
+    if "taints" in basic:
+        basic["taints"] = [{k: v for k, v in t.items() if k != "timeAdded"} for t in basic["taints"]]
+    return (device.get("name"), basic)
 
 
 def _content(spec: Mapping[str, Any]) -> Any:
@@ -100,6 +117,7 @@ def _content(spec: Mapping[str, Any]) -> Any:
         pool.get("name"),
         pool.get("resourceSliceCount"),
         [_device_key(d) for d in spec.get("devices") or ()],
+        spec.get("sharedCounters") or [],
     )
 
 
@@ -126,6 +144,7 @@ def plan_slices(
     owners: Sequence[Obj] = (),
     per_slice: int = RESOURCE_SLICE_MAX_DEVICES,
     last_generation: int = 0,
+    shared_counters: Sequence[Obj] = (),
 ) -> SlicePlan:
     """Compare ``existing`` (this node's and driver's slices) with the desired ones.
 
@@ -143,7 +162,13 @@ def plan_slices(
     by_name: dict[str, Mapping[str, Any]] = {str(s["metadata"]["name"]): s for s in current}
     same_generation = len({int(((s.get("spec") or {}).get("pool") or {}).get("generation") or 0) for s in current}) <= 1
     unchanged = desired_slices(
-        node=node, driver=driver, devices=devices, generation=generation, owners=owners, per_slice=per_slice
+        node=node,
+        driver=driver,
+        devices=devices,
+        generation=generation,
+        owners=owners,
+        per_slice=per_slice,
+        shared_counters=shared_counters,
     )
     content_same = (
         bool(current)
@@ -160,7 +185,13 @@ def plan_slices(
         return plan
     plan.generation = max(generation, last_generation) + 1
     wanted = desired_slices(
-        node=node, driver=driver, devices=devices, generation=plan.generation, owners=owners, per_slice=per_slice
+        node=node,
+        driver=driver,
+        devices=devices,
+        generation=plan.generation,
+        owners=owners,
+        per_slice=per_slice,
+        shared_counters=shared_counters,
     )
     for desired in wanted:
         name = desired["metadata"]["name"]

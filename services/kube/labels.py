@@ -59,3 +59,39 @@ def gt_lt_bound(values: list[str]) -> tuple[int, list[tuple[int, str]]]:
         else:
             bound = number
     return bound, refused
+
+
+def format_labels(labels: Mapping[str, str]) -> str:
+    """``labels.FormatLabels``: ``k=v`` pairs sorted by key, comma-separated; ``<none>`` when empty."""
+    text = ",".join(f"{key}={labels[key]}" for key in sorted(labels))
+    return text or "<none>"
+
+
+_SELECTOR_OPERATORS = {"In": "in", "NotIn": "notin"}
+
+
+def format_label_selector(selector: object) -> str:
+    """``metav1.FormatLabelSelector`` of a wire LabelSelector: requirements sorted by key; ``<none>`` when empty.
+
+    ``matchLabels`` print as ``k=v``, ``In``/``NotIn`` as ``k in (a,b)`` with sorted
+    values, ``Exists`` as ``k``, ``DoesNotExist`` as ``!k``; an operator Kubernetes
+    would refuse prints ``<error>``.
+    """
+    if not isinstance(selector, Mapping):
+        return "<none>"
+    terms: list[tuple[str, str]] = []
+    for key, value in (selector.get("matchLabels") or {}).items():
+        terms.append((str(key), f"{key}={value}"))
+    for expr in selector.get("matchExpressions") or []:
+        key, op = str(expr.get("key") or ""), expr.get("operator")
+        values = ",".join(sorted(str(v) for v in expr.get("values") or []))
+        if op in _SELECTOR_OPERATORS:
+            terms.append((key, f"{key} {_SELECTOR_OPERATORS[op]} ({values})"))
+        elif op == "Exists":
+            terms.append((key, key))
+        elif op == "DoesNotExist":
+            terms.append((key, f"!{key}"))
+        else:
+            return "<error>"
+    text = ",".join(term for _, term in sorted(terms, key=lambda t: t[0]))
+    return text or "<none>"

@@ -44,6 +44,7 @@ from services.api.machinery import status as st
 from services.api.types.registry import COORDINATION_GROUP, RESOURCE_GROUP
 from services.bus.port import Bus
 from services.kubeletplugin.api import ClaimRef
+from services.kubeletplugin.health import UNKNOWN, decode_health, health_path
 from services.kubeletplugin.unix_socket import PluginClient, PluginUnavailable, client_for
 from services.nodeagent import node_lease, node_object, pod_status
 from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
@@ -285,9 +286,7 @@ class NodeAgent:
         leases = self.informer.store(COORDINATION_GROUP, "leases")
         lease = leases.get(node_lease.NODE_LEASE_NAMESPACE, self.node)
         if lease is None:
-            fresh = node_lease.new_lease(
-                self.node, node=node, now=self.clock(), duration=self.lease_duration_seconds
-            )
+            fresh = node_lease.new_lease(self.node, node=node, now=self.clock(), duration=self.lease_duration_seconds)
             try:
                 return await self.client.create(COORDINATION_GROUP, "leases", fresh)
             except st.StatusError as err:
@@ -352,7 +351,10 @@ class NodeAgent:
         if status.get("phase") != pod_status.RUNNING:
             now = self.clock()
             new_status = pod_status.running_status(
-                pod, host_ip=self.address, now=now, resources=allocated_resources_status(pod, devices)
+                pod,
+                host_ip=self.address,
+                now=now,
+                resources=allocated_resources_status(pod, devices, health=await self._health(devices)),
             )
             pod = await self.client.update_status("", "pods", {**pod, "status": new_status})
             running.started = now
@@ -421,7 +423,22 @@ class NodeAgent:
                 info.prepared = True
             if pending:
                 await asyncio.to_thread(self.cache.save)
-        return {name: info.all_devices() for name, info in infos.items()}
+        return {
+            name: [{**d, "driver": driver} for driver in info.drivers for d in info.devices.get(driver, ())]
+            for name, info in infos.items()
+        }
+
+    async def _health(self, devices: Mapping[str, Iterable[Mapping[str, Any]]]) -> Callable[[str, str, str], str]:
+        """The drivers' last health reports (kubelet's health info cache), read from their health files."""
+        drivers = {str(d.get("driver", "")) for ds in devices.values() for d in ds}
+        reports: dict[str, dict[tuple[str, str], str]] = {}
+        for driver in drivers:
+            path = health_path(self.state_dir, driver)
+            try:
+                reports[driver] = decode_health(await asyncio.to_thread(path.read_bytes))
+            except OSError:
+                reports[driver] = {}
+        return lambda driver, pool, device: reports.get(driver, {}).get((pool, device), UNKNOWN)
 
     def _plugin(self, driver: str) -> PluginClient:
         try:

@@ -12,8 +12,10 @@ node`` prints it. Everything here is pure: objects in, objects out.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from services.kube.times import micro_time
 
 Obj = dict[str, Any]
 
@@ -22,11 +24,6 @@ NODE_LEASE_NAMESPACE = "kube-node-lease"
 LEASE_DURATION_SECONDS = 40
 RENEW_INTERVAL_FRACTION = 0.25
 RENEW_INTERVAL = LEASE_DURATION_SECONDS * RENEW_INTERVAL_FRACTION
-
-
-def micro_time(moment: datetime) -> str:
-    """metav1.MicroTime on the wire (RFC 3339 with microseconds, UTC)."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def node_owner(node: Mapping[str, Any] | None) -> list[Obj] | None:

@@ -6,12 +6,13 @@ ResourceClaim (`services.kube.resourceclaim`), checks that a generated
 claim belongs to the pod and that the claim's ``status.reservedFor`` lists the
 pod, and fails with kubelet's message otherwise (the node agent emits it as a
 ``FailedPrepareDynamicResources`` event and retries). After preparing, each
-container gets the CDI devices of the claims it references, limited to one
-request when it names one. A pod whose extended resources the scheduler
+container gets the devices of the claims it references, limited to one
+request when it names one, with the health its driver last reported
+(`allocated_resources_status`). A pod whose extended resources the scheduler
 served through DRA (1.37, DRAExtendedResource) also uses the claim named in
 ``status.extendedResourceClaimStatus``: it is prepared like any other, and a
-container gets the devices of the requests mapped to it there. Everything here
-is pure.
+container gets the devices of the requests mapped to it there
+(`container_cdi_devices`). Everything here is pure.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from services.kube.resourceclaim import (
     is_reserved_for_pod,
     known_claim_names,
 )
+from services.kubeletplugin.health import UNKNOWN
 
 Obj = dict[str, Any]
 
@@ -129,13 +131,22 @@ def drivers_of(claim: Mapping[str, Any]) -> list[str]:
 
 
 def allocated_resources_status(
-    pod: Mapping[str, Any], devices: Mapping[str, Sequence[Mapping[str, Any]]]
+    pod: Mapping[str, Any],
+    devices: Mapping[str, Sequence[Mapping[str, Any]]],
+    *,
+    health: Callable[[str, str, str], str] = lambda driver, pool, device: UNKNOWN,
 ) -> dict[str, list[Obj]]:
-    """``allocatedResourcesStatus`` per container from the prepared devices per pod claim.
+    """``allocatedResourcesStatus`` per container, as kubelet 1.37's ``UpdateAllocatedResourcesStatus`` fills it.
 
     ``devices`` maps a pod claim name to the plugin API devices of its claim
-    (``requestNames``, ``cdiDeviceIDs``). A container that names a request
-    gets that request's devices only, as kubelet's ``GetResources`` does.
+    (``requestNames``, ``poolName``, ``deviceName``, ``cdiDeviceIDs``, and the
+    ``driver`` that prepared it); ``health(driver, pool, device)`` is the
+    driver's last health report (Unknown without one). Per claim reference of
+    a container (``claim:<pod claim>`` or ``claim:<pod claim>/<request>``,
+    only that request's devices), one entry per device: ``resourceID`` is the
+    device's first CDI id, else ``<driver>/<pool>/<device>``; repeated ids are
+    left out and references without devices are dropped. Init containers get
+    none (kubelet walks ``containerStatuses`` only).
     """
     result: dict[str, list[Obj]] = {}
     for container in (pod.get("spec") or {}).get("containers") or ():
@@ -144,13 +155,27 @@ def allocated_resources_status(
             pod_claim, request = str(ref.get("name", "")), str(ref.get("request") or "")
             if pod_claim not in devices:
                 continue
-            ids: list[str] = []
+            base_request = request.split("/", 1)[0]
+            seen: set[str] = set()
+            resources: list[Obj] = []
             for device in devices[pod_claim]:
-                if request and request not in (device.get("requestNames") or ()):
+                names = device.get("requestNames") or ()
+                if request and names and base_request not in names:
                     continue
-                ids.extend(i for i in device.get("cdiDeviceIDs") or () if i not in ids)
-            name = f"claim:{pod_claim}/{request}" if request else f"claim:{pod_claim}"
-            entries.append({"name": name, "resources": [{"resourceID": i, "health": "Healthy"} for i in ids]})
+                driver, pool, name = (
+                    str(device.get("driver", "")),
+                    str(device.get("poolName", "")),
+                    str(device.get("deviceName", "")),
+                )
+                ids = list(device.get("cdiDeviceIDs") or ())
+                resource_id = ids[0] if ids else f"{driver}/{pool}/{name}"
+                if resource_id in seen:
+                    continue
+                seen.add(resource_id)
+                resources.append({"resourceID": resource_id, "health": health(driver, pool, name)})
+            if resources:
+                label = f"claim:{pod_claim}/{request}" if request else f"claim:{pod_claim}"
+                entries.append({"name": label, "resources": resources})
         if entries:
             result[str(container.get("name", ""))] = entries
     return result

@@ -20,13 +20,14 @@ import yaml
 
 from services.api.types.registry import ResourceType
 from services.apiserver import tables
+from services.apiserver.table_cells import Cell
 
 FORMATS = ("table", "wide", "name", "json", "yaml")
 MIN_WIDTH = 6  # kubectl's tabwriter: minimum cell width, padding included
 PADDING = 3
 
 
-def cell_text(value: tables.Cell) -> str:
+def cell_text(value: Cell) -> str:
     """A cell as kubectl prints it (Go's ``%v``; nil as ``<none>``)."""
     if value is None:
         return "<none>"

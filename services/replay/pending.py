@@ -12,7 +12,11 @@ the state of the log now and says what a person needs to act:
   match the class and selectors, on how many nodes, how many are free, and
   which count or ``matchAttribute`` constraint fails on how many nodes —
   computed by the allocator the scheduler uses
-  (`services.kube.structured.diagnosis`).
+  (`services.kube.structured.diagnosis`), at the release the scheduler runs
+  by default (1.37: a partitionable device whose shared counters are used up
+  shows as "counters exhausted");
+- for an allocated claim with prioritized lists: the subrequest it got
+  ("subrequest chosen").
 
 Claims are looked at in the order and with the checks of the DynamicResources
 plugin (PreEnqueue, then PreFilter). Pure: an `ObjectState` in, a `Pending`
@@ -25,6 +29,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from services.kube.device_taints import rules_taints, slice_devices
+from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, FeatureGates
 from services.kube.resourceclaim import (
     ClaimLookupError,
     ClaimNameError,
@@ -38,15 +44,29 @@ from services.kube.resourceclaim import (
     is_reserved_for_pod,
 )
 from services.kube.structured import SliceIndex
-from services.kube.structured.diagnosis import COUNT, FITS, NodeFit, RequestSummary, diagnose_node, summarize
+from services.kube.structured.allocator import Features
+from services.kube.structured.diagnosis import (
+    COUNT,
+    COUNTERS,
+    FITS,
+    TAINT,
+    NodeFit,
+    RequestSummary,
+    chosen_subrequests,
+    diagnose_node,
+    summarize,
+)
 from services.replay.state import ObjectState
 from services.scheduler.dra.assume_cache import allocated_device_ids
+from services.scheduler.dra.binding_conditions import pending_reasons
 
 RESOURCE_GROUP = "resource.k8s.io"
 VERDICT_WORDS = {
     COUNT: "not enough free devices",
+    COUNTERS: "counters exhausted",
     "constraint": "a constraint cannot be met",
     "together": "the claims do not fit at once",
+    TAINT: "taint not tolerated",
     "error": "the allocator refused the claims",
 }
 MAX_NODES_SHOWN = 5
@@ -117,12 +137,16 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
             ]
             if devices:
                 where = f": {', '.join(devices)}"
+            chosen = chosen_subrequests(claim)
+            if chosen:
+                where += f"; subrequest chosen: {', '.join(chosen)}"
             if not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
                 out.claims.append(
                     f"claim {claim_key(claim)}: allocated{where}; in use by too many — resourceclaim in use"
                 )
             else:
                 out.claims.append(f"claim {claim_key(claim)}: allocated{where}")
+            out.claims.extend(f"claim {claim_key(claim)}: {reason}" for reason in pending_reasons(claim))
             continue
         if (claim.get("spec") or {}).get("controller"):
             out.claims.append(
@@ -133,8 +157,10 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
     return to_allocate
 
 
-def explain_pending(state: ObjectState, namespace: str, name: str) -> Pending | None:
-    """Why the pod is pending now; None when there is no such pod."""
+def explain_pending(
+    state: ObjectState, namespace: str, name: str, *, gates: FeatureGates | None = None
+) -> Pending | None:
+    """Why the pod is pending now; None when there is no such pod. ``gates``: the scheduler's (1.37's defaults)."""
     pod = state.get("", "pods", namespace, name)
     if pod is None:
         return None
@@ -149,10 +175,27 @@ def explain_pending(state: ObjectState, namespace: str, name: str) -> Pending | 
     for other in state.list(RESOURCE_GROUP, "resourceclaims"):
         in_use |= allocated_device_ids(other)
     classes = {str(_meta(c).get("name", "")): c for c in state.list(RESOURCE_GROUP, "deviceclasses")}
-    slices = SliceIndex(state.list(RESOURCE_GROUP, "resourceslices"))
+    slice_objs = state.list(RESOURCE_GROUP, "resourceslices")
+    slices = SliceIndex(slice_objs)
+    gates = gates or FeatureGates()
+    features = Features.from_gates(gates)
+    taints = {}
+    if gates.enabled(DRA_DEVICE_TAINTS) and gates.enabled(DRA_DEVICE_TAINT_RULES):
+        taints = rules_taints(state.list(RESOURCE_GROUP, "devicetaintrules"), slice_devices(slice_objs))
     nodes = state.list("", "nodes")
     out.nodes = len(nodes)
-    out.fits = [diagnose_node(claims, node, allocated_devices=in_use, classes=classes, slices=slices) for node in nodes]
+    out.fits = [
+        diagnose_node(
+            claims,
+            node,
+            allocated_devices=in_use,
+            classes=classes,
+            slices=slices,
+            features=features,
+            device_taints=taints,
+        )
+        for node in nodes
+    ]
     out.requests = summarize(out.fits)
     return out
 

@@ -96,3 +96,8 @@ def node_registration() -> Backoff:
 def write_retry(*, cap: float) -> Backoff:
     """A failed write tried again (the driver's ResourceSlice publisher): 50 ms doubling to ``cap``."""
     return Backoff(0.05, factor=2.0, jitter=0.5, cap=cap)
+
+
+def leader_election_retry(retry_period: float) -> Backoff:
+    """Leader election's acquire loop (client-go's ``JitterUntil(retryPeriod, JitterFactor=1.2)``): no growth."""
+    return Backoff(retry_period, factor=1.0, jitter=1.2)

@@ -66,8 +66,10 @@ def with_context(
     cycle: int,
     objects_position: int | None = None,
     start_node_index: int | None = None,
+    scheduler: str = "",
 ) -> dict[str, Any]:
-    """The core's record plus when the attempt started and what it saw."""
+    """The core's record plus when the attempt started, what it saw, and (with leader election) which
+    scheduler made it: the holder identity of the Lease it led under."""
     out = dict(record)
     out["time"] = rfc3339_ms(started)
     out["podResourceVersion"] = pod_resource_version
@@ -76,6 +78,8 @@ def with_context(
         out["objectsPosition"] = objects_position
     if start_node_index is not None:
         out["startNodeIndex"] = start_node_index
+    if scheduler:
+        out["scheduler"] = scheduler
     return out
 
 

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.scheduler import rejections
+from services.scheduler.dra.binding_conditions import failure_reason
 
 RESULT_WORDS = {
     "scheduled": "Scheduled",
@@ -35,6 +36,9 @@ def _device_lines(allocation: Mapping[str, Any]) -> list[str]:
     for result in results:
         device = f"{result.get('driver', '')}/{result.get('pool', '')}/{result.get('device', '')}"
         extra = " (admin access)" if result.get("adminAccess") else ""
+        request, slash, sub = str(result.get("request", "")).partition("/")
+        if slash:
+            extra += f" (subrequest chosen: {sub} of {request})"
         lines.append(f"request {result.get('request', '')}: {device}{extra}")
     return lines
 
@@ -81,6 +85,10 @@ def render_attempt(record: Mapping[str, Any], *, max_nodes: int | None = 10) -> 
                 lines.append(f"      {device_line}")
     if binding and binding.get("result") != "bound" and binding.get("message") and not message:
         lines.append(f"  binding: {binding['message']}")
+    if binding and binding.get("result") != "bound":
+        reason = failure_reason(str(binding.get("message") or message or ""))
+        if reason is not None:
+            lines.append(f"  {reason}")
     return lines
 
 

@@ -26,6 +26,12 @@ and ``schedule_one.go`` surround the framework:
   strategic-merge status patch, only when reason or message changed, as
   kube's ``updatePod`` does.
 
+With leader election (``SchedulerConfig.leader_election``, on in ``draplane
+scheduler`` as in kube-scheduler) a replica keeps its informer and queue warm
+and schedules only while it holds the ``kube-system/kube-scheduler`` Lease,
+after the predecessor-drain step (docs/decisions/leader-election.md); its
+identity is in every decision record it writes.
+
 Everything is re-derived from the log, so the service is restart-safe: claims
 allocated and reserved for a pod by a previous run are found allocated and
 the pod goes to the node they were allocated on.
@@ -52,6 +58,7 @@ from services.kube.structured import Features
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder, event_key
 from services.runtime.informer import Informer, Obj
+from services.runtime.leader_election import LeaderElectionConfig, LeaderElector
 from services.runtime.snapshot import SnapshotStore
 from services.scheduler import decisions
 from services.scheduler.api_client import LogAPIClient
@@ -59,11 +66,15 @@ from services.scheduler.cache import CacheError
 from services.scheduler.client import APIClient
 from services.scheduler.cluster_events import Resource
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.binding_conditions import DEFAULT_BINDING_TIMEOUT
+from services.scheduler.dra.binding_metrics import BindingConditionsMetrics
+from services.scheduler.dra.binding_wait import EVENT_REASON_PENDING, BindingConditions, pending_event_message
 from services.scheduler.dra.stores import ObjectStore
 from services.scheduler.metrics import SchedulerMetrics
 from services.scheduler.outbox import Outbox
 from services.scheduler.plugins.default_binder import DefaultBinder
 from services.scheduler.plugins.dynamic_resources import DynamicResources
+from services.scheduler.plugins.dynamic_resources_args import filter_timeout
 from services.scheduler.pod_condition import ConditionWriter
 from services.scheduler.profile import Profile, default_plugins
 from services.scheduler.queue import (
@@ -185,6 +196,10 @@ class SchedulerConfig:
     percentage_of_nodes_to_score: int | None = None
     client_timeout: float = 10.0
     host: str = ""  # Event source host (reportingInstance)
+    leader_election: LeaderElectionConfig | None = None  # None: schedule at once, as --leader-elect=false
+    # DynamicResourcesArgs.bindingTimeout in seconds (DRADeviceBindingConditions); None: 600 s.
+    binding_timeout: float | None = None
+    dra_filter_timeout: float | None = None  # DynamicResourcesArgs.filterTimeout, seconds (None: its default)
 
 
 def build_core(
@@ -203,6 +218,8 @@ def build_core(
     gates = config.gates
     dra_enabled = gates.dynamic_resource_allocation
     control_plane_controller = dra_enabled and gates.dra_control_plane_controller
+    features = Features.from_gates(gates)
+    binding_timeout = DEFAULT_BINDING_TIMEOUT if config.binding_timeout is None else config.binding_timeout
     dynamic_resources = DynamicResources(
         client=api,
         classes=ObjectStore(),
@@ -212,7 +229,9 @@ def build_core(
         taint_rules=ObjectStore() if dra_enabled and _taint_rules_enabled(gates) else None,
         enabled=dra_enabled,
         control_plane_controller=control_plane_controller,
-        features=Features.from_gates(gates),
+        features=features,
+        binding_conditions=BindingConditions(enabled=features.binding_conditions, timeout=binding_timeout),
+        filter_timeout=filter_timeout(gates, config.dra_filter_timeout),
         extended_resources=dra_enabled and gates.enabled(DRA_EXTENDED_RESOURCE),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
@@ -264,7 +283,24 @@ class SchedulerService:
         self.outbox = Outbox(bus)
         self.conditions = ConditionWriter(self.client)
         self.core, self.dynamic_resources = build_core(self.config, api=self.api, clock=clock, metrics=self.metrics)
+        election = self.config.leader_election
+        self.elector = (
+            LeaderElector(
+                election, client=self.client, component=COMPONENT, host=self.config.host, registry=self.registry
+            )
+            if election is not None and election.enabled
+            else None
+        )
+        binding = self.dynamic_resources.binding
+        binding.on_wait = lambda pod, node: self._event(
+            pod, "Normal", EVENT_REASON_PENDING, pending_event_message(node)
+        )
+        if binding.enabled:  # kube registers these metrics only with DRADeviceBindingConditions on
+            binding.on_done = BindingConditionsMetrics(self.registry, profile=DEFAULT_SCHEDULER_NAME).record
+        # Set once the informer caught up (a warm standby is ready) and, without election, drained;
+        # ``leading`` once this replica schedules.
         self.ready = asyncio.Event()
+        self.leading = asyncio.Event()
         self._bindings: set[asyncio.Task[None]] = set()
         self._registered = False
 
@@ -292,20 +328,37 @@ class SchedulerService:
             await self.client.start()
             await self.outbox.start()
             await self.informer.synced.wait()
-            await self.client.wait_for_predecessors()  # a predecessor's last writes, decided and seen
-            log.info("scheduler ready", extra={"position": self.informer.position})
+            if self.elector is None:
+                await self._lead()
+                return
+            log.info("scheduler ready (standby until it holds the lease)", extra={"position": self.informer.position})
             self.ready.set()
-            await self._scheduling_loop()
+            await self.elector.run(self._lead)
         finally:
             await self._shutdown()
 
-    async def _shutdown(self) -> None:
-        self.core.queue.close()
+    async def _lead(self) -> None:
+        """The active scheduler's life: drain what a predecessor sent, then schedule until stopped."""
+        await self.client.wait_for_predecessors()  # a predecessor's last writes, decided and seen
+        log.info("scheduler ready", extra={"position": self.informer.position})
+        self.ready.set()
+        self.leading.set()
+        try:
+            await self._scheduling_loop()
+        finally:
+            self.leading.clear()
+            await self._stop_bindings()  # before a release lets a successor start
+
+    async def _stop_bindings(self) -> None:
         for task in list(self._bindings):
             task.cancel()
         for task in list(self._bindings):
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+    async def _shutdown(self) -> None:
+        self.core.queue.close()
+        await self._stop_bindings()
         with contextlib.suppress(Exception):
             await self.conditions.close()
         with contextlib.suppress(Exception):
@@ -372,6 +425,7 @@ class SchedulerService:
             cycle=self.core.queue.scheduling_cycle,
             objects_position=position,
             start_node_index=start_node_index,
+            scheduler=self.elector.identity if self.elector is not None else "",
         )
         if attempt.succeeded:
             task = asyncio.create_task(self._binding_cycle(attempt, record), name=f"bind-{pinfo.key}")

@@ -88,6 +88,9 @@ _RULES: dict[str, frozenset[str]] = {
             "update podschedulingcontexts/status",
             "create events",
             "update events",
+            # leader election of the control-plane replicas (kube-system Leases)
+            "create leases",
+            "update leases",
         }
     ),
     NODES_GROUP: frozenset(

@@ -36,7 +36,7 @@ from typing import Any
 
 from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
 
-__all__ = ["apply_defaults", "image_tag"]
+__all__ = ["apply_defaults", "image_tag", "pod_spec_defaults"]
 
 Obj = dict[str, Any]
 
@@ -167,7 +167,11 @@ def _pod(pod: Obj) -> None:
                 for port in _dicts(container.get("ports")):
                     if not port.get("hostPort") and port.get("containerPort"):
                         port["hostPort"] = port["containerPort"]
-    # SetDefaults_PodSpec
+    pod_spec_defaults(spec)
+
+
+def pod_spec_defaults(spec: Obj) -> None:
+    """SetDefaults_PodSpec, then volumes and containers: what a pod and a pod template share."""
     _default(spec, "dnsPolicy", "ClusterFirst")
     _default(spec, "restartPolicy", "Always")
     if spec.get("securityContext") is None:

@@ -8,7 +8,13 @@ chosen over pydantic after measuring both (docs/decisions/models.md).
 
 - `base` — the base Struct and scalar types (Int32, Quantity, Time, ...);
 - `meta` — ObjectMeta, ListMeta, LabelSelector, Status, DeleteOptions;
-- `core_v1` — Namespace, Node, Pod, Binding, Event;
+- `core_v1` — Namespace, Node, Pod, Binding, Event, and (stored only, for
+  upstream kube-scheduler's informers) PersistentVolume,
+  PersistentVolumeClaim, Service, ReplicationController;
+- `apps_v1`, `policy_v1`, `storage_v1` — ReplicaSet, StatefulSet,
+  PodDisruptionBudget, StorageClass, CSINode, CSIDriver, CSIStorageCapacity
+  (stored only);
+- `events_v1` — events.k8s.io/v1 Event, a view of core/v1 Events;
 - `resource_v1alpha3` — DeviceClass, ResourceClaim, ResourceClaimTemplate,
   ResourceSlice, PodSchedulingContext;
 - `resource_v1`, `resource_v1beta2`, `resource_v1beta1` — Kubernetes 1.37's
@@ -37,16 +43,20 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from services.api.types import (
+    apps_v1,
     authentication_v1,
     authorization_v1,
     coordination_v1,
     core_v1,
+    events_v1,
     meta,
+    policy_v1,
     resource_hub,
     resource_v1,
     resource_v1alpha3,
     resource_v1beta1,
     resource_v1beta2,
+    storage_v1,
 )
 from services.api.types.base import K8sStruct
 from services.api.types.registry import INTERNAL
@@ -56,18 +66,22 @@ __all__ = [
     "GO_PACKAGES",
     "MODELS",
     "K8sStruct",
+    "apps_v1",
     "authentication_v1",
     "authorization_v1",
     "coordination_v1",
     "core_v1",
     "definition_of",
+    "events_v1",
     "meta",
     "model_for",
+    "policy_v1",
     "release_of",
     "resource_v1",
     "resource_v1alpha3",
     "resource_v1beta1",
     "resource_v1beta2",
+    "storage_v1",
 ]
 
 # (group, version, kind) → model of that kind in that version.
@@ -88,6 +102,17 @@ MODELS: Mapping[tuple[str, str, str], type[K8sStruct]] = MappingProxyType(
         ("resource.k8s.io", "v1alpha3", "ResourceSlice"): resource_v1alpha3.ResourceSlice,
         ("resource.k8s.io", "v1alpha3", "PodSchedulingContext"): resource_v1alpha3.PodSchedulingContext,
         ("coordination.k8s.io", "v1", "Lease"): coordination_v1.Lease,
+        ("", "v1", "PersistentVolume"): core_v1.PersistentVolume,
+        ("", "v1", "PersistentVolumeClaim"): core_v1.PersistentVolumeClaim,
+        ("", "v1", "Service"): core_v1.Service,
+        ("", "v1", "ReplicationController"): core_v1.ReplicationController,
+        ("apps", "v1", "ReplicaSet"): apps_v1.ReplicaSet,
+        ("apps", "v1", "StatefulSet"): apps_v1.StatefulSet,
+        ("policy", "v1", "PodDisruptionBudget"): policy_v1.PodDisruptionBudget,
+        ("storage.k8s.io", "v1", "StorageClass"): storage_v1.StorageClass,
+        ("storage.k8s.io", "v1", "CSINode"): storage_v1.CSINode,
+        ("storage.k8s.io", "v1", "CSIDriver"): storage_v1.CSIDriver,
+        ("storage.k8s.io", "v1", "CSIStorageCapacity"): storage_v1.CSIStorageCapacity,
         ("authentication.k8s.io", "v1", "SelfSubjectReview"): authentication_v1.SelfSubjectReview,
         ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"): authorization_v1.SelfSubjectAccessReview,
         ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"): authorization_v1.SelfSubjectRulesReview,
@@ -129,6 +154,9 @@ GO_PACKAGES: Mapping[str, str] = MappingProxyType(
             coordination_v1,
             authentication_v1,
             authorization_v1,
+            apps_v1,
+            policy_v1,
+            storage_v1,
         )
     }
 )

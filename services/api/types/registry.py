@@ -24,6 +24,9 @@ V1BETA2 = "v1beta2"
 V1BETA1 = "v1beta1"
 V1ALPHA3 = "v1alpha3"
 COORDINATION_GROUP = "coordination.k8s.io"
+APPS_GROUP = "apps"
+POLICY_GROUP = "policy"
+STORAGE_GROUP = "storage.k8s.io"
 # The storage (hub) form's name in the conversion table, Kubernetes' runtime.APIVersionInternal:
 # never served, never on the wire.
 INTERNAL = "__internal"
@@ -179,6 +182,108 @@ RESOURCES: tuple[ResourceType, ...] = (
     ),
     # Node heartbeats (kube-node-lease) and leader election.
     ResourceType(COORDINATION_GROUP, "v1", "Lease", "leases", "lease", True, (), (), (), "LeaseList"),
+    # Kinds draplane only stores, so that upstream kube-scheduler's and
+    # kube-controller-manager's informers sync (docs/decisions/upstream-kinds.md).
+    # Their scale subresources are not served.
+    ResourceType(
+        CORE,
+        "v1",
+        "PersistentVolume",
+        "persistentvolumes",
+        "persistentvolume",
+        False,
+        ("pv",),
+        (),
+        ("status",),
+        "PersistentVolumeList",
+    ),
+    ResourceType(
+        CORE,
+        "v1",
+        "PersistentVolumeClaim",
+        "persistentvolumeclaims",
+        "persistentvolumeclaim",
+        True,
+        ("pvc",),
+        (),
+        ("status",),
+        "PersistentVolumeClaimList",
+    ),
+    ResourceType(CORE, "v1", "Service", "services", "service", True, ("svc",), ("all",), ("status",), "ServiceList"),
+    ResourceType(
+        CORE,
+        "v1",
+        "ReplicationController",
+        "replicationcontrollers",
+        "replicationcontroller",
+        True,
+        ("rc",),
+        ("all",),
+        ("status",),
+        "ReplicationControllerList",
+    ),
+    ResourceType(
+        APPS_GROUP,
+        "v1",
+        "ReplicaSet",
+        "replicasets",
+        "replicaset",
+        True,
+        ("rs",),
+        ("all",),
+        ("status",),
+        "ReplicaSetList",
+    ),
+    ResourceType(
+        APPS_GROUP,
+        "v1",
+        "StatefulSet",
+        "statefulsets",
+        "statefulset",
+        True,
+        ("sts",),
+        ("all",),
+        ("status",),
+        "StatefulSetList",
+    ),
+    ResourceType(
+        POLICY_GROUP,
+        "v1",
+        "PodDisruptionBudget",
+        "poddisruptionbudgets",
+        "poddisruptionbudget",
+        True,
+        ("pdb",),
+        (),
+        ("status",),
+        "PodDisruptionBudgetList",
+    ),
+    ResourceType(
+        STORAGE_GROUP,
+        "v1",
+        "StorageClass",
+        "storageclasses",
+        "storageclass",
+        False,
+        ("sc",),
+        (),
+        (),
+        "StorageClassList",
+    ),
+    ResourceType(STORAGE_GROUP, "v1", "CSINode", "csinodes", "csinode", False, (), (), (), "CSINodeList"),
+    ResourceType(STORAGE_GROUP, "v1", "CSIDriver", "csidrivers", "csidriver", False, (), (), (), "CSIDriverList"),
+    ResourceType(
+        STORAGE_GROUP,
+        "v1",
+        "CSIStorageCapacity",
+        "csistoragecapacities",
+        "csistoragecapacity",
+        True,
+        (),
+        (),
+        (),
+        "CSIStorageCapacityList",
+    ),
 )
 
 _BY_GROUP_RESOURCE = {(r.group, r.plural): r for r in RESOURCES}

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.api.types.served import DEFAULT_SERVED, ServedVersions
-from services.apiserver import empty_resources, reviews
+from services.apiserver import reviews
 from services.apiserver.http.errors import not_found_path
 
 _NAMESPACE_SUBRESOURCES = frozenset({"status", "finalize"})
@@ -85,11 +85,7 @@ def parse(path: str, served: ServedVersions = DEFAULT_SERVED) -> ResourceRoute |
         namespace, rest = rest[1], rest[2:]
     if len(rest) > 3:
         raise not_found_path()
-    rt = (
-        registry.by_resource(group, rest[0])
-        or empty_resources.by_resource(group, rest[0])
-        or reviews.by_resource(group, rest[0])
-    )
+    rt = registry.by_resource(group, rest[0]) or reviews.by_resource(group, rest[0])
     if rt is None or version not in rt.versions:
         raise not_found_path()
     name = rest[1] if len(rest) > 1 else None

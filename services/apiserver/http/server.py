@@ -24,7 +24,7 @@ from prometheus_client.exposition import CONTENT_TYPE_LATEST as METRICS_CONTENT_
 
 from services.api.admission.authorization import Authorizer
 from services.api.types.served import DEFAULT_SERVED, ServedVersions
-from services.apiserver import empty_resources, reviews
+from services.apiserver import discovery, reviews
 from services.apiserver.backend import Backend
 from services.apiserver.discovery import DiscoveryDocuments, Document
 from services.apiserver.http import connect, create, delete, get, patch, review, update, watch
@@ -204,8 +204,6 @@ def _handler(request: web.Request, route: ResourceRoute) -> tuple[Handler, bool]
     """The verb handler for this method and URL, and whether it reads."""
     method = request.method
     sub = route.subresource
-    if empty_resources.holds_nothing(route.rt) and method not in _READ_METHODS:
-        raise method_not_allowed()
     if reviews.is_review(route.rt):
         if method != "POST" or route.name is not None or route.watch_path:
             raise method_not_allowed()
@@ -228,7 +226,7 @@ def _handler(request: web.Request, route: ResourceRoute) -> tuple[Handler, bool]
             raise method_not_allowed()
         if method == "POST":
             return create.create, False
-        if method == "DELETE" and route.rt.plural != "namespaces":
+        if method == "DELETE" and discovery.deletes_collections(route.rt):
             return delete.delete_collection, False
         raise method_not_allowed()
     if method in _READ_METHODS:

@@ -39,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,12 +59,22 @@ from services.kube.resourceclaim import (
     claim_not_found,
     is_reserved_for_pod,
 )
-from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.kube.structured import (
+    AllocationAborted,
+    AllocationError,
+    Allocator,
+    Features,
+    PoolError,
+    SelectorCache,
+    SliceIndex,
+)
 from services.runtime import backoff
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
+from services.scheduler.dra.binding_conditions import DeviceBindingError
+from services.scheduler.dra.binding_wait import BindingConditions
 from services.scheduler.dra.extended_resources import ExtendedClaimIndex, ExtendedState
 from services.scheduler.dra.node_usage import NodeUsage
 from services.scheduler.dra.scheduling_context import (
@@ -72,16 +83,20 @@ from services.scheduler.dra.scheduling_context import (
     SchedulingContextError,
     status_for_claim,
 )
+from services.scheduler.dra.score import ScoreError, compute_score, has_prioritized_list
 from services.scheduler.equivalence_cache import UNCACHEABLE
 from services.scheduler.framework import (
+    MAX_NODE_SCORE,
     ClusterEventWithHint,
     CycleState,
+    NodeScore,
     NodeToStatus,
     Obj,
     Pod,
     PostFilterResult,
     QueueingHint,
     StateNotFoundError,
+    default_normalize_score,
 )
 from services.scheduler.node_info import NodeInfo
 from services.scheduler.plugins import extended_resource_claims as extended_claims
@@ -170,15 +185,24 @@ class DynamicResources:
         conflict_retry_delays: Sequence[float] | None = None,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         remember: bool = True,
+        binding_conditions: BindingConditions | None = None,
+        filter_timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
         extended_resources: bool = False,
     ) -> None:
         """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
+
+        ``binding_conditions`` carries bindingTimeout (DRADeviceBindingConditions; by default as ``features`` say).
+        ``filter_timeout`` (seconds; None or 0: none) bounds the allocator's search per node in Filter
+        (DynamicResourcesArgs' ``filterTimeout`` with DRASchedulerFilterTimeout; ``clock`` measures it).
 
         ``remember=False`` runs the allocator for every node and pod (no allocation memo, no equivalence key).
         ``conflict_retry_delays`` fixes the pauses between conflict retries (tests); by default each
         retry loop draws them from client-go's ``retry.DefaultRetry`` (`backoff.retry_on_conflict`).
         """
         self.remember = remember
+        self.filter_timeout = filter_timeout or None
+        self._clock = clock
         self.enabled = enabled
         self.control_plane_controller = control_plane_controller
         self.client = client
@@ -204,6 +228,7 @@ class DynamicResources:
         self._node_pools: dict[str, tuple[Mapping[str, Any], Any, tuple[tuple[str, str], ...] | None]] = {}
         self._usage = NodeUsage()  # per node, the usage version of the pools it reaches (equivalence classes)
         self.claims.on_pool_change(self._usage.pool_changed)
+        self.binding = binding_conditions or BindingConditions(enabled=self.features.binding_conditions)
         self.extended_resources = extended_resources  # DRAExtendedResource
         self.extended_claims = ExtendedClaimIndex()
         self._extended_classes = extended_claims.ClassesCache(self.classes)
@@ -219,6 +244,7 @@ class DynamicResources:
         """
         if resource == Resource.RESOURCE_CLAIM:
             self.claims.observe(old, new)
+            self.binding.observe(new)  # wakes a PreBind waiting for this claim's binding conditions
             self.extended_claims.observe(old, new)
             return
         if resource == Resource.POD:
@@ -319,10 +345,12 @@ class DynamicResources:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self.enabled:
             return []
+        # 1.37 also registers deletes: an allocated claim that is deleted frees its devices.
+        claim_deletes = ActionType.DELETE if self.features.kube_1_37 else ActionType.NONE
         events = [
             # Allocation is tracked in ResourceClaims, so any changes may make the pods schedulable.
             ClusterEventWithHint(
-                ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | claim_deletes),
                 self.is_schedulable_after_claim_change,
             ),
             # Adding the ResourceClaim name to the pod status makes pods waiting for their claim schedulable.
@@ -391,7 +419,9 @@ class DynamicResources:
         expect_kind(old, "ResourceClaim")
         expect_kind(new, "ResourceClaim")
         if new is None:
-            return QueueingHint.QUEUE_SKIP  # deletes are not registered; nothing to gain from one
+            # 1.37: a deleted claim that still had an allocation (unusual: it is deallocated first) freed devices.
+            freed = self.features.kube_1_37 and old is not None and allocation(old) is not None
+            return QueueingHint.QUEUE if freed else QueueingHint.QUEUE_SKIP
         old_alloc = allocation(old) if old is not None else None
         deallocated = old_alloc is not None and not old_alloc.get("controller") and allocation(new) is None
         if not deallocated and not _may_reference(pod, new):
@@ -581,7 +611,7 @@ class DynamicResources:
             if claim_status.get("deallocationRequested"):
                 return None, unschedulable(MSG_MUST_BE_REALLOCATED)
             alloc = allocation(claim)
-            if alloc is not None and not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
+            if alloc is not None and not self._can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
                 return None, unschedulable(MSG_IN_USE)
             if alloc is not None:
                 info.structured = not alloc.get("controller")
@@ -714,6 +744,9 @@ class DynamicResources:
                     if not selector.matches(node):
                         unavailable.append(index)
                         break
+                else:
+                    if self.binding.unavailable(claim):  # binding failed or timed out: PostFilter deallocates
+                        unavailable.append(index)
                 continue
             if status(claim).get("deallocationRequested"):
                 return unschedulable(MSG_MUST_BE_REALLOCATED)
@@ -816,10 +849,26 @@ class DynamicResources:
                 remembered = self.memo.get(key)
                 if remembered is not MISSING:
                     return remembered
-        allocations = allocator.allocate(node)
+        try:
+            allocations = allocator.allocate(node, expired=self._expiry())
+        except AllocationAborted:
+            # Potentially transient: an Error (backoff), not a verdict on the node (kube 1.37).
+            raise AllocationError(f"node {name}: timed out trying to allocate devices") from None
         if key is not None:
             self.memo.put(key, allocations)
         return allocations
+
+    def _can_be_reserved(self, claim: Mapping[str, Any]) -> bool:
+        """1.31: checked ahead (32); 1.37: CanBeReserved as kube has it, the 256 limit is validation's."""
+        return can_be_reserved(claim, limit=None) if self.features.kube_1_37 else can_be_reserved(claim)
+
+    def _expiry(self) -> Callable[[], bool] | None:
+        """What tells the allocator that this node's filter timeout ran out (None without one)."""
+        if self.filter_timeout is None:
+            return None
+        clock = self._clock
+        deadline = clock() + self.filter_timeout
+        return lambda: clock() >= deadline
 
     # ----------------------------------------------------------- PostFilter
 
@@ -852,6 +901,7 @@ class DynamicResources:
                 new_status_obj.pop("reservedFor", None)
                 if structured:
                     new_status_obj.pop("allocation", None)
+                    new_status_obj.pop("devices", None)
                 else:
                     new_status_obj["deallocationRequested"] = True
                 updated["status"] = new_status_obj
@@ -874,19 +924,49 @@ class DynamicResources:
         except (StateNotFoundError, TypeError) as err:
             return as_status(err)
         s.pre_scored = True
+        # Score can only tell nodes apart by the subrequests they got: without any, skip it.
+        scored = self.features.prioritized_list and s.allocator is not None and has_prioritized_list(s.claims)
+        done = None if scored else new_status(Code.SKIP)
         if not s.claims:
-            return None
+            return done
         pending = any(allocation(claim) is None and not s.infos[i].structured for i, claim in enumerate(s.claims))
         if not pending:
-            return None
+            return done
         node_names = [info.name for info in nodes]
         existing = s.scheduling.spec().get("potentialNodes") or []
         if s.scheduling.scheduling_ctx is not None and all(n in existing for n in node_names):
-            return None
+            return done
         if len(node_names) > POD_SCHEDULING_NODE_LIST_MAX_SIZE:
             # kube picks a random subset; a deterministic one keeps attempts reproducible.
             node_names = sorted(node_names)[:POD_SCHEDULING_NODE_LIST_MAX_SIZE]
         s.scheduling.potential_nodes = sorted(node_names)
+        return done
+
+    # ---------------------------------------------------------------- Score
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Nodes where earlier subrequests of prioritized lists fit score higher (``dra/score``)."""
+        if not self.enabled or not self.features.prioritized_list:
+            return 0, None
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return 0, as_status(err)
+        if not s.claims:
+            return 0, None
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None and s.recalled_allocations is not None and s.allocator is not None:
+            allocations = s.recalled_allocations(node_info.name)
+        if allocations is None:
+            return 0, None
+        try:
+            return compute_score(s.claims, allocations, to_allocate=[i.structured for i in s.infos]), None
+        except ScoreError as err:
+            return 0, as_status(err)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        if self.enabled:
+            default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
     # -------------------------------------------------------------- Reserve
@@ -1039,6 +1119,10 @@ class DynamicResources:
                     s.claims[index] = await self._bind_claim(s, index, pod)
                 except BindClaimError as err:
                     return as_status(err)
+        try:  # DRADeviceBindingConditions: until the devices' binding conditions are True
+            s.claims[:] = await self.binding.wait(s.claims, self.claims.get, pod=pod, node_name=node_name)
+        except (DeviceBindingError, LookupError) as err:
+            return as_status(err)
         return await extended_claims.pre_bind(self, s.extended, pod)
 
     async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> Mapping[str, Any]:
@@ -1095,6 +1179,10 @@ class DynamicResources:
                 except StatusError as err:
                     raise BindClaimError(f"add finalizer to claim {ref}: {err}", conflict=is_conflict(err)) from err
             claim["status"] = {**(claim.get("status") or {}), "allocation": alloc}
+        if self.binding.enabled:
+            if allocation(claim) is None:
+                raise BindClaimError(f"claim {ref} got deallocated elsewhere in the meantime")
+            claim["status"] = {**claim["status"], "allocation": self.binding.stamp(claim["status"]["allocation"])}
         pod_meta = meta(pod)
         reserved = list((claim.get("status") or {}).get("reservedFor") or [])
         reserved.append({"resource": "pods", "name": pod_meta.get("name", ""), "uid": pod_meta.get("uid", "")})

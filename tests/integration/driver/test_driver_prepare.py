@@ -30,6 +30,27 @@ from services.testing.harness import LogHarness
 from tests.support.eventually import eventually
 
 
+def device_statuses(admin: Client, name: str) -> list[dict[str, Any]] | None:
+    """The claim's ``status.devices`` once the driver wrote them (None before)."""
+    c = admin.get(RG, "resourceclaims", NS, name)
+    devices: list[dict[str, Any]] = ((c or {}).get("status") or {}).get("devices") or []
+    return devices or None
+
+
+def ready_devices(admin: Client, names: list[str]) -> dict[str, list[str]] | None:
+    """Per claim, the devices whose Ready condition is True; None until every claim has one."""
+    out = {}
+    for name in names:
+        entries = device_statuses(admin, name) or []
+        ready = [
+            e["device"] for e in entries if any(c["type"] == "Ready" and c["status"] == "True" for c in e["conditions"])
+        ]
+        if not ready:
+            return None
+        out[name] = ready
+    return out
+
+
 async def allocated_claim(admin: Client, name: str = "gpu-claim", *, devices: list[str] | None = None) -> ClaimRef:
     """A claim allocated on node-a and reserved for a pod bound to node-a."""
     p = await admin.create("", "pods", pod(f"{name}-user", by_name("gpu", name)))
@@ -62,7 +83,7 @@ async def test_prepare_writes_the_cdi_spec_and_unprepare_removes_it(
                 "requestNames": ["gpu"],
                 "poolName": "node-a",
                 "deviceName": "gpu-1",
-                "cdiDeviceIDs": ["k8s.gpu.example.com/gpu=common", f"k8s.gpu.example.com/gpu={ref.uid}-gpu-1"],
+                "cdiDeviceIDs": [f"k8s.gpu.example.com/gpu={ref.uid}-gpu-1", "k8s.gpu.example.com/gpu=common"],
             },
         )
         (spec_file,) = cdi_files(state_dir)
@@ -75,6 +96,7 @@ async def test_prepare_writes_the_cdi_spec_and_unprepare_removes_it(
                 "containerEdits": {
                     "env": [
                         f"GPU_DEVICE_1_RESOURCE_CLAIM={ref.uid}",
+                        "DRA_ADMIN_ACCESS=false",
                         "GPU_DEVICE_1=gpu-1",
                         "GPU_DEVICE_1_SHARING_STRATEGY=TimeSlicing",
                         "GPU_DEVICE_1_TIMESLICE_INTERVAL=Default",
@@ -83,6 +105,14 @@ async def test_prepare_writes_the_cdi_spec_and_unprepare_removes_it(
             }
         ]
         assert (state_dir / "cdi" / "k8s.gpu.example.com-gpu_common.yaml").exists()
+        (entry,) = await eventually(lambda: device_statuses(admin, "gpu-claim"), what="status.devices")
+        assert {k: entry[k] for k in ("driver", "pool", "device")} == {
+            "driver": DRIVER,
+            "pool": "node-a",
+            "device": "gpu-1",
+        }
+        assert [(c["type"], c["status"]) for c in entry["conditions"]] == [("Ready", "True")]
+        assert set(entry["data"]) == {"uuid", "model", "driverVersion"}
 
         again = await plugin(state_dir).prepare([ref])
         assert again.claims[ref.uid] == result, "prepare is idempotent"
@@ -178,10 +208,47 @@ async def test_a_driver_killed_during_prepare_prepares_each_claim_exactly_once_a
         spec = yaml.safe_load((state_dir / "cdi" / f"k8s.gpu.example.com-gpu_{ref.uid}.yaml").read_text())
         assert [d["name"] for d in spec["devices"]] == [f"{ref.uid}-{device}"]
 
+    # Each claim's device reported Ready once: one status.devices entry per allocated device.
+    ready = await eventually(lambda: ready_devices(admin, ["claim-0", "claim-1"]), what="Ready devices")
+    assert ready == {"claim-0": ["gpu-0"], "claim-1": ["gpu-1"]}
+
     async with running_driver(log, "node-a", state_dir):
         response = await plugin(state_dir).unprepare(refs)
         assert all(not r.error for r in response.claims.values())
     assert cdi_files(state_dir) == [] and await entries(state_dir) == []
+
+
+async def test_a_driver_killed_before_writing_the_device_status_writes_it_after_restart(
+    log: LogHarness, admin: Client, state_dir: Path
+) -> None:
+    """Prepared and checkpointed, killed before status.devices: the node agent's retry is answered from the
+    checkpoint (nothing prepared twice) and the status gets written then."""
+    ref = await allocated_claim(admin, "claim-s", devices=["gpu-2"])
+    reached = asyncio.Event()
+
+    async def die_before_status(stage: str, uid: str) -> None:
+        if stage == "status":
+            reached.set()
+            await asyncio.Event().wait()
+
+    first = driver(log, "node-a", state_dir, fault=die_before_status)
+    async with running(first.run, first.ready, name="driver-1") as task:
+        call = asyncio.create_task(plugin(state_dir).prepare([ref]))
+        await asyncio.wait_for(reached.wait(), 20)
+        task.cancel()
+        await asyncio.wait({task}, timeout=20)
+    call.cancel()
+    assert [(e.claim.uid, e.state) for e in await entries(state_dir)] == [(ref.uid, PREPARE_COMPLETED)]
+    assert device_statuses(admin, "claim-s") is None
+
+    async with running_driver(log, "node-a", state_dir) as second:
+        response = await plugin(state_dir).prepare([ref])
+        assert not response.claims[ref.uid].error
+        assert counter(second, "prepare", "prepared") == 0, "answered from the checkpoint"
+        assert counter(second, "prepare", "already_prepared") == 1
+    assert await eventually(lambda: ready_devices(admin, ["claim-s"])) == {"claim-s": ["gpu-2"]}
+    (entry,) = device_statuses(admin, "claim-s") or []
+    assert entry["device"] == "gpu-2"
 
 
 async def test_a_restart_cleans_up_after_claims_that_are_gone(log: LogHarness, admin: Client, state_dir: Path) -> None:

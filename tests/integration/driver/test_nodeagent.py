@@ -94,7 +94,8 @@ async def test_creates_and_renews_its_node_lease_as_kubelet_does(
         # A lease deleted under the agent is created again (kubelet: the update fails, ensureLease creates it).
         await admin.delete("coordination.k8s.io", "leases", "kube-node-lease", "node-a")
         await eventually(
-            lease, until=lambda current: bool(current) and current["metadata"]["uid"] != first["metadata"]["uid"],
+            lease,
+            until=lambda current: bool(current) and current["metadata"]["uid"] != first["metadata"]["uid"],
             what="a new lease",
         )
 
@@ -144,10 +145,8 @@ async def test_runs_a_pod_whose_claim_is_reserved_and_records_its_cdi_devices(
     assert ctr["allocatedResourcesStatus"] == [
         {
             "name": "claim:gpu",
-            "resources": [
-                {"resourceID": "k8s.gpu.example.com/gpu=common", "health": "Healthy"},
-                {"resourceID": f"k8s.gpu.example.com/gpu={uid}-gpu-3", "health": "Healthy"},
-            ],
+            # kubelet 1.37: one entry per device, its first CDI id, the health the driver reported.
+            "resources": [{"resourceID": f"k8s.gpu.example.com/gpu={uid}-gpu-3", "health": "Healthy"}],
         }
     ]
     assert cdi_files(state_dir) == [f"k8s.gpu.example.com-gpu_{uid}.yaml"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from services.apiserver.discovery import version_info
+from services.apiserver.discovery import ITEM_VERBS, version_info
 from services.apiserver.http.negotiation import DISCOVERY_V2
 
 KUBECTL_DISCOVERY_ACCEPT = (
@@ -39,6 +39,9 @@ async def test_legacy_api_and_apis(client: Any) -> None:
     assert [g["name"] for g in doc["groups"]] == [
         "resource.k8s.io",
         "coordination.k8s.io",
+        "apps",
+        "policy",
+        "storage.k8s.io",
         "authentication.k8s.io",
         "authorization.k8s.io",
     ]
@@ -105,6 +108,9 @@ async def test_aggregated_discovery(client: Any) -> None:
     assert [v["version"] for v in group["versions"]] == ["v1", "v1beta2", "v1beta1", "v1alpha3"]
     assert [g["metadata"]["name"] for g in others] == [
         "coordination.k8s.io",
+        "apps",
+        "policy",
+        "storage.k8s.io",
         "authentication.k8s.io",
         "authorization.k8s.io",
     ]
@@ -129,10 +135,11 @@ async def test_aggregated_discovery(client: Any) -> None:
         "portforward": ("PodPortForwardOptions", ["create", "get"]),
         "status": ("Pod", ["get", "patch", "update"]),
     }
-    # Services: served empty and read-only, so that kubectl cluster-info finds the type.
+    # Services: stored (for upstream kube-scheduler's informers, and kubectl cluster-info finds the type).
     services = resources["services"]
-    assert services["verbs"] == ["get", "list", "watch"] and services["shortNames"] == ["svc"]
-    assert services["scope"] == "Namespaced" and "subresources" not in services
+    assert services["verbs"] == [v for v in ITEM_VERBS if v != "deletecollection"] and services["shortNames"] == ["svc"]
+    assert services["categories"] == ["all"]
+    assert services["scope"] == "Namespaced" and [s["subresource"] for s in services["subresources"]] == ["status"]
 
 
 async def test_etag_not_modified(client: Any) -> None:

@@ -52,7 +52,7 @@ def test_resource_routes(path: str, expected: tuple[object, ...]) -> None:
         "/api/v1/namespaces/ns/pods/p/proxy",
         "/api/v1/namespaces/ns/pods/p/eviction",
         "/api/v1/watch/namespaces/ns/pods/p/log",
-        "/api/v1/namespaces/ns/services/s/status",
+        "/api/v1/namespaces/ns/configmaps/c/status",
         "/api/v1/namespaces/ns/nodes/n1",
         "/api/v1/pods/p",
         "/apis/resource.k8s.io/v1alpha3/resourceslices/s/status",

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from services.api.types.registry import by_resource
-from services.apiserver import tables
+from services.apiserver import table_cells, tables
 
 NOW = datetime(2024, 6, 1, 12, 0, 0, tzinfo=UTC).timestamp()
 T0 = "2024-06-01T11:55:00Z"  # five minutes before NOW
@@ -39,7 +39,7 @@ TABLE_ACCEPT = (
     ],
 )
 def test_human_duration(seconds: int, text: str) -> None:
-    assert tables.human_duration(seconds) == text
+    assert table_cells.human_duration(seconds) == text
 
 
 def _pod(**status: Any) -> dict[str, Any]:

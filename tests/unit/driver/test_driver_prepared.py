@@ -49,9 +49,10 @@ def test_one_gpu_with_the_default_config() -> None:
             requests=("gpu",),
             pool=NODE,
             device="gpu-3",
-            cdi_device_ids=("k8s.gpu.example.com/gpu=common", f"k8s.gpu.example.com/gpu={UID}-gpu-3"),
+            cdi_device_ids=(f"k8s.gpu.example.com/gpu={UID}-gpu-3", "k8s.gpu.example.com/gpu=common"),
             env=(
                 f"GPU_DEVICE_3_RESOURCE_CLAIM={UID}",
+                "DRA_ADMIN_ACCESS=false",
                 "GPU_DEVICE_3=gpu-3",
                 "GPU_DEVICE_3_SHARING_STRATEGY=TimeSlicing",
                 "GPU_DEVICE_3_TIMESLICE_INTERVAL=Default",
@@ -93,6 +94,7 @@ def test_cdi_spec_of_a_claim_with_per_request_configs() -> None:
                 "containerEdits": {
                     "env": [
                         f"GPU_DEVICE_0_RESOURCE_CLAIM={UID}",
+                        "DRA_ADMIN_ACCESS=false",
                         "GPU_DEVICE_0=gpu-0",
                         "GPU_DEVICE_0_SHARING_STRATEGY=TimeSlicing",
                         "GPU_DEVICE_0_TIMESLICE_INTERVAL=Long",
@@ -104,6 +106,7 @@ def test_cdi_spec_of_a_claim_with_per_request_configs() -> None:
                 "containerEdits": {
                     "env": [
                         f"GPU_DEVICE_1_RESOURCE_CLAIM={UID}",
+                        "DRA_ADMIN_ACCESS=false",
                         "GPU_DEVICE_1=gpu-1",
                         "GPU_DEVICE_1_SHARING_STRATEGY=SpacePartitioning",
                         "GPU_DEVICE_1_PARTITION_COUNT=10",

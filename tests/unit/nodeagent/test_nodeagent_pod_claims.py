@@ -105,34 +105,55 @@ def test_drivers_of_a_claim() -> None:
 
 def device(request: str, name: str) -> dict[str, Any]:
     return {
+        "driver": "gpu.example.com",
         "requestNames": [request],
+        "poolName": "node-1",
         "deviceName": name,
-        "cdiDeviceIDs": ["k8s.gpu.example.com/gpu=common", f"k8s.gpu.example.com/gpu=uid-{name}"],
+        "cdiDeviceIDs": [f"k8s.gpu.example.com/gpu=uid-{name}", "k8s.gpu.example.com/gpu=common"],
     }
 
 
 def test_allocated_resources_status_per_container_and_request() -> None:
+    """kubelet 1.37: one entry per device, named by its first CDI id, with the driver's health (Unknown without)."""
     p = pod()
     p["spec"]["containers"] = [
         {"name": "ts-ctr", "resources": {"claims": [{"name": "shared-gpus", "request": "ts-gpu"}]}},
         {"name": "all", "resources": {"claims": [{"name": "shared-gpus"}]}},
         {"name": "none"},
     ]
+    p["spec"]["initContainers"] = [{"name": "init", "resources": {"claims": [{"name": "shared-gpus"}]}}]
     devices = {"shared-gpus": [device("ts-gpu", "gpu-0"), device("sp-gpu", "gpu-1")]}
-    result = allocated_resources_status(p, devices)
+    health = {("gpu.example.com", "node-1", "gpu-1"): "Unhealthy"}
+    result = allocated_resources_status(p, devices, health=lambda *key: health.get(key, "Unknown"))
     assert result["ts-ctr"] == [
         {
             "name": "claim:shared-gpus/ts-gpu",
+            "resources": [{"resourceID": "k8s.gpu.example.com/gpu=uid-gpu-0", "health": "Unknown"}],
+        }
+    ]
+    assert result["all"] == [
+        {
+            "name": "claim:shared-gpus",
             "resources": [
-                {"resourceID": "k8s.gpu.example.com/gpu=common", "health": "Healthy"},
-                {"resourceID": "k8s.gpu.example.com/gpu=uid-gpu-0", "health": "Healthy"},
+                {"resourceID": "k8s.gpu.example.com/gpu=uid-gpu-0", "health": "Unknown"},
+                {"resourceID": "k8s.gpu.example.com/gpu=uid-gpu-1", "health": "Unhealthy"},
             ],
         }
     ]
-    assert [r["resourceID"] for r in result["all"][0]["resources"]] == [
-        "k8s.gpu.example.com/gpu=common",
-        "k8s.gpu.example.com/gpu=uid-gpu-0",
-        "k8s.gpu.example.com/gpu=uid-gpu-1",
-    ]
-    assert result["all"][0]["name"] == "claim:shared-gpus"
+    assert "init" not in result  # kubelet fills containerStatuses only
     assert "none" not in result
+
+
+@pytest.mark.parametrize(
+    ("device_entry", "want"),
+    [
+        # No CDI ids: kubelet's fallback <driver>/<pool>/<device>.
+        ({"driver": "d.example.com", "poolName": "p", "deviceName": "x", "cdiDeviceIDs": []}, "d.example.com/p/x"),
+        ({"driver": "d.example.com", "poolName": "p", "deviceName": "x", "cdiDeviceIDs": ["v/c=a", "v/c=b"]}, "v/c=a"),
+    ],
+)
+def test_resource_id_is_the_first_cdi_id_or_the_device(device_entry: dict[str, Any], want: str) -> None:
+    p = pod()
+    p["spec"]["containers"] = [{"name": "c", "resources": {"claims": [{"name": "shared-gpus"}]}}]
+    result = allocated_resources_status(p, {"shared-gpus": [device_entry, dict(device_entry)]})
+    assert result["c"] == [{"name": "claim:shared-gpus", "resources": [{"resourceID": want, "health": "Unknown"}]}]

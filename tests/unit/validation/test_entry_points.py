@@ -10,6 +10,7 @@ import pytest
 from services.api.admission.validation import validate_create, validate_status_update, validate_update
 from services.api.machinery.status import invalid
 from services.api.types.registry import RESOURCES, ResourceType
+from tests.support.stored_kinds import STORED_KINDS
 
 from .objects import (
     Obj,
@@ -39,6 +40,7 @@ REALISTIC: dict[str, Callable[[], Obj]] = {
     "PodSchedulingContext": scheduling_context,
     "DeviceTaintRule": lambda: device_taint_rule(),
     "Lease": lease,
+    **STORED_KINDS,
 }
 
 
