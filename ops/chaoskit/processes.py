@@ -132,6 +132,20 @@ class Supervisor:
         except (aiohttp.ClientError, TimeoutError, OSError):
             return False
 
+    async def metrics(self, name: str) -> str | None:
+        """The text of a component's ``/metrics`` (beside its ``/healthz``), None when it does not answer."""
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2.0))
+        component = self.components[name]
+        if not component.process.running:
+            return None
+        url = component.spec.health_url.rsplit("/", 1)[0] + "/metrics"
+        try:
+            async with self._http.get(url) as response:
+                return await response.text() if response.status == 200 else None
+        except (aiohttp.ClientError, TimeoutError, OSError):
+            return None
+
     async def wait_ready(self, names: Sequence[str], *, timeout: float) -> list[str]:
         """Wait until each named component is ready; returns those still not ready at the timeout."""
         deadline = time.monotonic() + timeout
