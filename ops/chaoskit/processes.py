@@ -170,13 +170,16 @@ class Supervisor:
             return False
 
     def _exit_reason(self, component: Component, inc: Run) -> str:
-        """The last line of the incarnation's output that names an exception (or its last line)."""
+        """Why the incarnation exited: its "exits with status" line, else the last line naming an exception."""
         try:
             with component.log_path.open("rb") as f:
                 f.seek(inc.log_offset)
                 lines = f.read().decode(errors="replace").splitlines()
         except OSError:
             return ""
+        for line in reversed(lines):  # the component's own last word first ("<name> exits with status 1: ...")
+            if "exits with status" in line:
+                return line.strip()[:300]
         for line in reversed(lines):
             if "Error" in line or "Exception" in line or "Unavailable" in line:
                 return line.strip()[:300]
