@@ -489,24 +489,29 @@ class ChaosRun:
 
         With replicas, every second kill is aimed at a Lease holder instead (the
         scheduler's and the controller-manager's in turn), found from its
-        ``leader_election_master_status``; any kill of a holder is followed
-        until its Lease names another one.
+        ``leader_election_master_status``; when no holder is fit to kill (its
+        standby still starting, a handover under way, a leader that just lost
+        its Lease) the tick kills at random and the next one aims again. Any
+        kill of a holder is followed until its Lease names another one.
         """
         order: list[str] = []
         names = list(self.supervisor.components)
-        tick = 0
+        aim = False  # the next tick aims at a Lease holder
+        aimed = 0  # aimed ticks so far: whose Lease is next
         while True:
             await asyncio.sleep(self.o.kill_interval * self.rng.uniform(0.5, 1.5))
-            tick += 1
             holder = None
-            if self.o.replicas > 1 and tick % 2 == 0:
-                kind, lease = ELECTED[(tick // 2) % len(ELECTED)]
+            if self.o.replicas > 1 and aim:
+                kind, lease = ELECTED[aimed % len(ELECTED)]
+                aimed += 1  # the other Lease next time, whether this one's holder is killed or not
                 holder = await self._lease_holder_process(kind, lease)
                 if holder is not None and not await self._killable(holder):
                     holder = None
             if holder is not None:
                 name = holder
+                aim = False
             else:
+                aim = True
                 if not order:
                     order = self.rng.sample(names, len(names))
                 candidates = [n for n in reversed(order) if await self._killable(n)]
