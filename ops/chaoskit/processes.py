@@ -132,6 +132,20 @@ class Supervisor:
         except (aiohttp.ClientError, TimeoutError, OSError):
             return False
 
+    async def metrics(self, name: str) -> str | None:
+        """The text of a component's ``/metrics`` (beside its ``/healthz``), None when it does not answer."""
+        if self._http is None:
+            self._http = aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=2.0))
+        component = self.components[name]
+        if not component.process.running:
+            return None
+        url = component.spec.health_url.rsplit("/", 1)[0] + "/metrics"
+        try:
+            async with self._http.get(url) as response:
+                return await response.text() if response.status == 200 else None
+        except (aiohttp.ClientError, TimeoutError, OSError):
+            return None
+
     async def wait_ready(self, names: Sequence[str], *, timeout: float) -> list[str]:
         """Wait until each named component is ready; returns those still not ready at the timeout."""
         deadline = time.monotonic() + timeout
@@ -156,13 +170,16 @@ class Supervisor:
             return False
 
     def _exit_reason(self, component: Component, inc: Run) -> str:
-        """The last line of the incarnation's output that names an exception (or its last line)."""
+        """Why the incarnation exited: its "exits with status" line, else the last line naming an exception."""
         try:
             with component.log_path.open("rb") as f:
                 f.seek(inc.log_offset)
                 lines = f.read().decode(errors="replace").splitlines()
         except OSError:
             return ""
+        for line in reversed(lines):  # the component's own last word first ("<name> exits with status 1: ...")
+            if "exits with status" in line:
+                return line.strip()[:300]
         for line in reversed(lines):
             if "Error" in line or "Exception" in line or "Unavailable" in line:
                 return line.strip()[:300]

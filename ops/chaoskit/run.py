@@ -7,15 +7,18 @@ reports them:
    ``--brokers 3`` a three-node cluster, ``ops/kafka/start --brokers 3``; or
    an embedded SQLite log), then every component as its own process: two
    apiservers (so the committer fails over), the scheduler, the
-   controller-manager, and per node a DRA driver and a node agent; then the
-   namespace, the DeviceClass and the claim template.
+   controller-manager (with ``--replicas 2`` two of each, one acting by its
+   Lease), and per node a DRA driver and a node agent; then the namespace,
+   the DeviceClass and the claim template.
 2. **churn** — the workload (`ops.chaoskit.workload`) paced over the run's
    duration and kept within the cluster's GPUs, while a random component is
    SIGKILLed and restarted every few seconds and the broker is restarted
    (clean stop, or SIGKILL for every second restart). On a cluster the
    component kills go on while single nodes are SIGKILLed and started again
    — every second one the partition leader of the busiest topic — and the
-   time to that topic's next committed write is reported. On Kafka a probe
+   time to that topic's next committed write is reported. With replicas every
+   second kill aims at a Lease holder, and the time until its Lease names a
+   new holder is measured (``ops.chaoskit.leadership``). On Kafka a probe
    producer (`ops.chaoskit.acks`) writes steadily on a topic of its own.
 3. **settle** — the kills stop, every component is brought back, and the run
    waits until every pod has finished or is gone and every claim of a
@@ -23,7 +26,9 @@ reports them:
 4. **check** — `objects` is read from the beginning and every invariant
    (`ops.chaoskit.invariants`) is checked; each violation is printed with
    the offsets involved. On Kafka the probe's topic is read back too: every
-   write the producer had acknowledged must be there (``acks-kept``).
+   write the producer had acknowledged must be there (``acks-kept``). The
+   ``decisions`` log and the handovers are checked for one acting scheduler at
+   a time and every killed leader replaced (``ops.chaoskit.leadership``).
 
 The last line is exactly ``chaos: kills=<n> broker_restarts=<n> violations=<n>``;
 the exit status is 0 only when violations is 0.
@@ -53,13 +58,24 @@ from ops.chaoskit import workload
 from ops.chaoskit.acks import ACKS_SPEC, AckProbe, read_back
 from ops.chaoskit.broker import Broker, BrokerError, Cluster
 from ops.chaoskit.invariants import ACKS_KEPT, INVARIANTS, Listed, Violation, check_acks_kept, check_all, check_views
+from ops.chaoskit.leadership import (
+    LEADERSHIP_INVARIANTS,
+    Decided,
+    Handover,
+    check_claims_created_once,
+    check_leaders_replaced,
+    check_scheduler_acts_alone,
+    leader_status,
+)
 from ops.chaoskit.processes import Component, ComponentSpec, Supervisor
-from ops.chaoskit.records import MALFORMED, read_objects
+from ops.chaoskit.records import MALFORMED, LogRecord, read_objects
 from ops.chaoskit.view import LiveView
 from ops.chaoskit.workload import NAMESPACE, Item
 from ops.chaoskit.writer import ListFailed, WriteFailed, Writer
 from services.bus import open_bus
 from services.bus.port import Bus, BusError
+from services.kube.leader_election import CONTROLLER_MANAGER_LEASE, LEASE_NAMESPACE, SCHEDULER_LEASE
+from services.scheduler.decisions import read_decisions
 from services.testing.ports import free_port
 from topics.declarations import declarations
 
@@ -72,6 +88,8 @@ TERMINAL = frozenset({"Succeeded", "Failed"})
 VIEWED = (("", "pods"), ("", "nodes"), ("resource.k8s.io", "resourceclaims"), ("resource.k8s.io", "resourceslices"))
 CHECK_RESERVE_S = 10.0  # of a budget, kept for reading the log, the checks and shutting down
 UNREACHABLE = "Kafka is not reachable"  # a component that starts while the broker is away exits with it
+# The replicated components and their Leases (kube-system/<lease>).
+ELECTED = (("scheduler", SCHEDULER_LEASE), ("controller-manager", CONTROLLER_MANAGER_LEASE))
 
 
 @dataclass
@@ -93,6 +111,14 @@ class Options:
     startup_timeout: float = 120.0
     budget: float | None = None  # seconds for the whole run; the churn and the settling shrink to fit
     writes: tuple[Literal["rest", "log"], ...] = ("rest", "log")
+    replicas: int = 1  # processes each of the scheduler and the controller-manager, one acting (Lease)
+    # --leader-elect-lease-duration, -renew-deadline, -retry-period with more than one replica (seconds);
+    # one replica keeps the defaults (15s, 10s, 2s).
+    lease: tuple[float, float, float] = (6.0, 4.0, 1.0)
+    # A killed leader is replaced within leaseDuration plus this: the standby saw the last renewal late (its
+    # informer's lag), its takeover goes through the committer and back, and in a chaos run a broker and the
+    # committer may be failing over at the same moment (measured: 25.5s for a 6s lease when both did).
+    handover_slack: float = 30.0
     seed: int = 0
     work: Path | None = None
     keep: bool = True
@@ -129,6 +155,10 @@ class Figures:
 
     kills: Counter[str] = field(default_factory=Counter)
     leader_kills: int = 0
+    lease_holder_kills: Counter[str] = field(default_factory=Counter)  # per Lease: its holder SIGKILLed
+    handovers: list[Handover] = field(default_factory=list)
+    decisions: int = 0
+    schedulers: int = 0  # distinct identities that decided
     broker_restarts: list[tuple[str, float]] = field(default_factory=list)  # (clean|kill, seconds away)
     # per node killed on a cluster: (what was killed, the busiest topic, seconds to its next committed write)
     failovers: list[tuple[str, str, float | None]] = field(default_factory=list)
@@ -169,6 +199,8 @@ class ChaosRun:
         self.created_pods: set[str] = set()  # acknowledged
         self.deleted_pods: set[str] = set()  # deletion requested
         self.item_tasks: list[asyncio.Task[None]] = []
+        self.handover_tasks: list[asyncio.Task[None]] = []
+        self._handovers_pending: set[str] = set()  # Leases whose killed holder is not replaced yet
         self._churn_over = asyncio.Event()
         self._broker_away = False
 
@@ -280,21 +312,22 @@ class ChaosRun:
             port = free_port()
             return ("--metrics-listen", f"127.0.0.1:{port}"), f"http://127.0.0.1:{port}/healthz"
 
-        flags, health = metrics()
-        specs.append(
-            ComponentSpec(
-                "scheduler", "scheduler", ("scheduler", *common, "--data", str(work / "scheduler"), *flags), health
+        election: tuple[str, ...] = ()
+        if o.replicas > 1:
+            duration, deadline, retry = o.lease
+            election = (
+                "--leader-elect-lease-duration",
+                f"{duration:g}s",
+                "--leader-elect-renew-deadline",
+                f"{deadline:g}s",
+                "--leader-elect-retry-period",
+                f"{retry:g}s",
             )
-        )
-        flags, health = metrics()
-        specs.append(
-            ComponentSpec(
-                "controller-manager",
-                "controller-manager",
-                ("controller-manager", *common, "--data", str(work / "controller-manager"), *flags),
-                health,
-            )
-        )
+        for kind, _ in ELECTED:
+            for name in replica_names(kind, o.replicas):
+                flags, health = metrics()
+                args = (kind, *common, "--data", str(work / name), *election, *flags)
+                specs.append(ComponentSpec(name, kind, args, health))
         for n in range(1, o.nodes + 1):
             node = f"node-{n}"
             node_args = ("--data", str(work), "--node", node)
@@ -434,34 +467,112 @@ class ChaosRun:
             self.figures.write_failures.append(str(exc))
 
     async def _killable(self, name: str) -> bool:
-        """Ready (back from its last kill), the broker there, and never both apiservers down at once."""
+        """Ready (back from its last kill), the broker there, and never both apiservers down at once.
+
+        A replica of the scheduler or the controller-manager likewise only
+        while the other replicas are ready and no handover of its Lease is
+        under way: a killed leader is replaced by a standby that stays up
+        (killing both at once measures a cold start, not a failover).
+        """
         if self._broker_away or not await self.supervisor.ready(name):
             return False
-        if name.startswith("apiserver-"):
-            others = [n for n in self.supervisor.components if n.startswith("apiserver-") and n != name]
+        kind = self.supervisor.components[name].spec.kind
+        if kind == "apiserver" or (self.o.replicas > 1 and kind in dict(ELECTED)):
+            if kind != "apiserver" and dict(ELECTED)[kind] in self._handovers_pending:
+                return False
+            others = [n for n, c in self.supervisor.components.items() if c.spec.kind == kind and n != name]
             return all([await self.supervisor.ready(n) for n in others])
         return True
 
     async def _kills(self) -> None:
-        """SIGKILL a random ready component every few seconds: each one once per (shuffled) round."""
+        """SIGKILL a random ready component every few seconds: each one once per (shuffled) round.
+
+        With replicas, every second kill is aimed at a Lease holder instead (the
+        scheduler's and the controller-manager's in turn), found from its
+        ``leader_election_master_status``; when no holder is fit to kill (its
+        standby still starting, a handover under way, a leader that just lost
+        its Lease) the tick kills at random and the next one aims again. Any
+        kill of a holder is followed until its Lease names another one.
+        """
         order: list[str] = []
         names = list(self.supervisor.components)
+        aim = False  # the next tick aims at a Lease holder
+        aimed = 0  # aimed ticks so far: whose Lease is next
         while True:
             await asyncio.sleep(self.o.kill_interval * self.rng.uniform(0.5, 1.5))
-            if not order:
-                order = self.rng.sample(names, len(names))
-            candidates = [n for n in reversed(order) if await self._killable(n)]
-            if not candidates:
-                self.figures.skipped_kills += 1
-                continue
-            name = candidates[0]
-            order.remove(name)
+            holder = None
+            if self.o.replicas > 1 and aim:
+                kind, lease = ELECTED[aimed % len(ELECTED)]
+                aimed += 1  # the other Lease next time, whether this one's holder is killed or not
+                holder = await self._lease_holder_process(kind, lease)
+                if holder is not None and not await self._killable(holder):
+                    holder = None
+            if holder is not None:
+                name = holder
+                aim = False
+            else:
+                aim = True
+                if not order:
+                    order = self.rng.sample(names, len(names))
+                candidates = [n for n in reversed(order) if await self._killable(n)]
+                if not candidates:
+                    self.figures.skipped_kills += 1
+                    continue
+                name = candidates[0]
+                order.remove(name)
             leader = name.startswith("apiserver") and self.supervisor.was_leader(name)
+            holds = await self._leads(name)
             self.figures.kills[name] += 1
             self.figures.leader_kills += leader
             delay = self.rng.uniform(0, self.o.max_restart_delay)
-            self.say(f"SIGKILL {name}{' (the committer leader)' if leader else ''}; restart in {delay:.1f}s")
+            what = " (the committer leader)" if leader else f" (holder of Lease {holds})" if holds else ""
+            self.say(f"SIGKILL {name}{what}; restart in {delay:.1f}s")
+            if holds and self.o.replicas > 1:
+                self._follow_handover(name, holds)
             await kill_and_restart(self.supervisor, name, delay)
+
+    async def _leads(self, name: str) -> str | None:
+        """The Lease a replicated component holds now (its gauge says 1), None when it holds none."""
+        lease = dict(ELECTED).get(self.supervisor.components[name].spec.kind)
+        if lease is None:
+            return None
+        metrics = await self.supervisor.metrics(name)
+        return lease if metrics is not None and leader_status(metrics, lease) == 1 else None
+
+    async def _lease_holder_process(self, kind: str, lease: str) -> str | None:
+        for name, component in self.supervisor.components.items():
+            if component.spec.kind == kind and await self._leads(name) == lease:
+                return name
+        return None
+
+    def _lease_holder(self, lease: str) -> str:
+        assert self.view is not None
+        obj = self.view.get("coordination.k8s.io", "leases", LEASE_NAMESPACE, lease) or {}
+        return str((obj.get("spec") or {}).get("holderIdentity") or "")
+
+    def _follow_handover(self, name: str, lease: str) -> None:
+        """From now (the kill), wait until the Lease names a holder other than the one it names now."""
+        holder = self._lease_holder(lease)
+        killed = time.monotonic()
+        self.figures.lease_holder_kills[lease] += 1
+        limit = self.o.lease[0] + self.o.handover_slack + 30.0
+        self._handovers_pending.add(lease)
+
+        def replaced() -> bool:
+            now = self._lease_holder(lease)
+            return bool(now) and now != holder
+
+        async def follow() -> None:
+            try:
+                seen = await poll(replaced, timeout=limit, interval=0.1)
+            finally:
+                self._handovers_pending.discard(lease)
+            seconds = time.monotonic() - killed if seen else None
+            self.figures.handovers.append(Handover(lease, name, holder, seconds))
+            after = f"after {seconds:.1f}s" if seconds is not None else f"not within {limit:.0f}s"
+            self.say(f"Lease {lease}: {holder or '(none)'} replaced by {self._lease_holder(lease) or '-'} {after}")
+
+        self.handover_tasks.append(asyncio.create_task(follow(), name=f"handover-{lease}"))
 
     async def _broker_restarts(self, seconds: float) -> None:
         assert self.broker is not None
@@ -644,6 +755,7 @@ class ChaosRun:
         self.figures.malformed = sum(1 for r in records if r.type == MALFORMED)
         self.say(f"check: read {len(records)} records of objects; checking {len(INVARIANTS)} invariants")
         found = check_all(records, self.writer.acknowledged) + check_views(records, lists)
+        found += await self._check_leadership(records)
         if self.probe is not None:
             await self._stop_probe()
             self.probe_read = await read_back(self.bus)
@@ -654,6 +766,25 @@ class ChaosRun:
             found += check_acks_kept(self.probe.acked, self.probe_read)
         return found
 
+    async def _check_leadership(self, records: Sequence[LogRecord]) -> list[Violation]:
+        """One scheduler at a time (decision records), no claim generated twice, every killed holder replaced."""
+        assert self.bus is not None
+        if self.handover_tasks:
+            await asyncio.gather(*self.handover_tasks, return_exceptions=True)
+        decided = [
+            Decided(d.offset, d.pod, str(d.record.get("scheduler") or ""))
+            for d in await read_decisions(self.bus)
+            if d.pod.startswith(f"{NAMESPACE}/")
+        ]
+        self.figures.decisions = len(decided)
+        self.figures.schedulers = len({d.scheduler for d in decided if d.scheduler})
+        self.say(f"check: read {len(decided)} decision records, made by {self.figures.schedulers} schedulers")
+        return [
+            *check_scheduler_acts_alone(decided),
+            *check_claims_created_once(records),
+            *check_leaders_replaced(self.figures.handovers, within=self.o.lease[0] + self.o.handover_slack),
+        ]
+
     async def _stop_probe(self) -> None:
         if self.probe_task is not None:
             self.probe_task.cancel()
@@ -663,6 +794,8 @@ class ChaosRun:
 
     async def _shut_down(self) -> None:
         await self._stop_probe()
+        for task in self.handover_tasks:
+            task.cancel()
         if self.view is not None:
             with contextlib.suppress(Exception):
                 await self.view.stop()
@@ -703,6 +836,21 @@ class ChaosRun:
             )
         kills = ", ".join(f"{name} {n}" for name, n in sorted(f.kills.items()))
         lines.append(f"  kills: {sum(f.kills.values())} ({kills}); committer leader killed {f.leader_kills} times")
+        if o.replicas > 1:
+            duration, deadline, retry = o.lease
+            holders = ", ".join(f"{lease} {n}" for lease, n in sorted(f.lease_holder_kills.items())) or "none"
+            lines.append(
+                f"  replicas: {o.replicas} schedulers, {o.replicas} controller-managers (leaseDuration {duration:g}s, "
+                f"renewDeadline {deadline:g}s, retryPeriod {retry:g}s); Lease holders killed: {holders}"
+            )
+            took = sorted(h.seconds for h in f.handovers if h.seconds is not None)
+            if took:
+                lines.append(
+                    f"    handovers: {len(took)} of {len(f.handovers)} seen, kill -> new holder "
+                    f"min {took[0]:.1f}s / median {took[len(took) // 2]:.1f}s / max {took[-1]:.1f}s "
+                    f"(limit {duration + o.handover_slack:g}s)"
+                )
+        lines.append(f"  decisions: {f.decisions} records by {f.schedulers} scheduler identities")
         restarts = ", ".join(f"{how} {away:.1f}s away" for how, away in f.broker_restarts)
         lines.append(f"  broker restarts: {len(f.broker_restarts)}" + (f" ({restarts})" if restarts else ""))
         for what, topic, to_next in f.failovers:
@@ -735,13 +883,19 @@ class ChaosRun:
             f"(components {components:.0f}s, broker {broker:.0f}s, this run {runner:.0f}s)"
         )
         by = Counter(v.invariant for v in violations)
-        names = [*INVARIANTS, *([ACKS_KEPT] if self.probe is not None else []), WRITES_ACKNOWLEDGED]
+        names = [*INVARIANTS, *LEADERSHIP_INVARIANTS]
+        names += [*([ACKS_KEPT] if self.probe is not None else []), WRITES_ACKNOWLEDGED]
         names += [RUN_COMPLETED] if by[RUN_COMPLETED] else []
         lines.append("  invariants: " + ", ".join(f"{n} {'ok' if not by[n] else by[n]}" for n in names))
         if violations:
             lines.append("  violations:")
             lines += [f"    {v}" for v in violations]
         return lines
+
+
+def replica_names(kind: str, replicas: int) -> list[str]:
+    """A component's process names: its kind alone for one replica, ``<kind>-1``, ``<kind>-2``, ... for more."""
+    return [kind] if replicas == 1 else [f"{kind}-{n}" for n in range(1, replicas + 1)]
 
 
 async def poll(condition: Callable[[], bool], *, timeout: float | None = None, interval: float = 0.2) -> bool:
@@ -791,6 +945,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="Kafka nodes (default 1); 3: a cluster that loses one node at a time (the busiest topic's leader too) "
         "every --broker-restart-interval seconds",
     )
+    p.add_argument(
+        "--replicas",
+        type=int,
+        default=1,
+        help="processes each of the scheduler and the controller-manager (default 1); 2: one of each acts, chosen by "
+        "its Lease (leaseDuration 6s, renewDeadline 4s, retryPeriod 1s), and every second kill hits a Lease holder, "
+        "which must be replaced within leaseDuration + 30s",
+    )
     p.add_argument("--nodes", type=int, help="nodes, each with a driver and a node agent process (default 50)")
     p.add_argument("--devices", type=int, help="GPUs per node (default 8)")
     p.add_argument("--pods", type=int, help="pods created over the run (default 2000)")
@@ -832,6 +994,9 @@ def options_from(args: argparse.Namespace) -> Options:
         if args.bus != "kafka":
             raise SystemExit("ops/chaos: --brokers is for --bus kafka")
         o.on_cluster(args.brokers)
+    if args.replicas < 1:
+        raise SystemExit("ops/chaos: --replicas must be at least 1")
+    o.replicas = args.replicas
     o.writes = ("rest", "log") if args.writes == "mixed" else (args.writes,)
     o.seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     o.work = args.work
