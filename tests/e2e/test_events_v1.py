@@ -160,10 +160,29 @@ async def test_kubectl_shows_events_written_through_events_v1(stack: Stack) -> N
     assert rows and rows[0].split()[1:5] == ["Normal", "Allocated", "resourceclaim/gpu", "claim"], core.out
     via_group = await stack.kubectl("get", "events.events.k8s.io", "-n", ns, "--no-headers")
     assert via_group.out.split()[1:5] == ["Normal", "Allocated", "resourceclaim/gpu", "claim"]
+    # Patched through events.k8s.io/v1 (strategic merge, kubectl's default; and server-side apply), read through core.
+    await stack.kubectl(
+        "patch", "events.events.k8s.io", "claim.allocated", "-n", ns, "-p", '{"metadata":{"labels":{"seen":"yes"}}}'
+    )
+    applied = {**body, "metadata": {**body["metadata"], "labels": {"seen": "yes", "by": "apply"}}}
+    await stack.kubectl("apply", "--server-side", "--field-manager=t", "-f", "-", stdin=json.dumps(applied))
+    got = json.loads(
+        (await stack.kubectl("get", "event", "claim.allocated", "-n", ns, "-o", "json", "--show-managed-fields")).out
+    )
+    assert got["apiVersion"] == "v1" and got["metadata"]["labels"] == {"seen": "yes", "by": "apply"}
+    assert got["involvedObject"]["name"] == "gpu" and got["reportingComponent"] == "resource-claim-controller"
+    managers = {m["manager"]: m["apiVersion"] for m in got["metadata"]["managedFields"]}
+    assert managers["t"] == "events.k8s.io/v1"
+    # events.k8s.io/v1 keeps an Event's note; core/v1 updates are judged by the legacy rules only.
+    changed = await stack.kubectl(
+        "patch", "events.events.k8s.io", "claim.allocated", "-n", ns, "--type=merge", "-p", '{"note":"x"}', ok=False
+    )
+    assert changed.code != 0 and 'message: Invalid value: "x": field is immutable' in changed.err, changed
+    await stack.kubectl("patch", "event", "claim.allocated", "-n", ns, "--type=merge", "-p", '{"message":"x"}')
     # Strict events.k8s.io/v1 validation, worded as Kubernetes' ValidateEventCreate.
     bad = {**body, "metadata": {"name": "bad", "namespace": ns}, "action": "", "type": "Odd"}
     refused = await stack.kubectl("create", "-f", "-", stdin=json.dumps(bad), ok=False)
     assert refused.code != 0
-    assert "action: Required value" in refused.err and "type: Invalid value: \"\": has invalid value: Odd" in refused.err
+    assert "action: Required value" in refused.err and 'type: Invalid value: "": has invalid value: Odd' in refused.err
     resources = await stack.kubectl("api-resources", "--api-group=events.k8s.io", "--no-headers")
     assert resources.out.split() == ["events", "ev", "events.k8s.io/v1", "true", "Event"]
