@@ -152,8 +152,10 @@ def api_resource_list(group: str, version: str, served: ServedVersions = DEFAULT
         if rt.categories:
             entry["categories"] = list(rt.categories)
         if not reviews.is_review(rt):  # kept nowhere, so no storage version (as Kubernetes lists them)
-            # Kubernetes hashes the storage version: the same for every version a kind is served in.
-            entry["storageVersionHash"] = _hash(f"{group}/{rt.stored_as or version}/{rt.plural}")
+            # Kubernetes hashes the storage version: the same for every version a kind is served in,
+            # and for a view (events.k8s.io's Events) the same as the kind it views.
+            stored = registry.storage_of(rt)
+            entry["storageVersionHash"] = _hash(f"{stored.group}/{stored.stored_as or version}/{stored.plural}")
         out.append(entry)
         for sub in sorted(rt.subresources):
             sub_group, sub_version, sub_kind = _SUBRESOURCE_KIND.get(sub, (group, version, rt.kind))

@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
+from services.api.machinery.conversions.events_v1 import events_v1_to_core
 from services.api.types.registry import ResourceType
 from services.apiserver.table_cells import AGE, NAME, NAME_DESC, Printer, Row, human_duration, parse_time, since
 from services.apiserver.table_cells import age as _age
@@ -445,6 +446,11 @@ def print_device_taint_rule(rule: dict[str, Any], now: float) -> Row:
     ]
 
 
+def print_event_v1(ev: dict[str, Any], now: float) -> Row:
+    """An events.k8s.io/v1 Event: Kubernetes prints both groups' Events with one printer (of the internal type)."""
+    return print_event(events_v1_to_core(ev), now)
+
+
 def print_name_age(obj: dict[str, Any], now: float) -> Row:
     return [_name(obj), _age(obj, now)]
 
@@ -454,6 +460,7 @@ _PRINTERS: dict[tuple[str, str], tuple[list[dict[str, Any]], Printer]] = {
     ("", "nodes"): (NODE_COLUMNS, print_node),
     ("", "namespaces"): (NAMESPACE_COLUMNS, print_namespace),
     ("", "events"): (EVENT_COLUMNS, print_event),
+    ("events.k8s.io", "events"): (EVENT_COLUMNS, print_event_v1),
     ("resource.k8s.io", "resourceclaims"): (CLAIM_COLUMNS, print_claim),
     ("resource.k8s.io", "resourceslices"): (SLICE_COLUMNS, print_slice),
     ("resource.k8s.io", "podschedulingcontexts"): (SCHEDULING_COLUMNS, print_scheduling),

@@ -85,7 +85,7 @@ class GarbageCollector:
         *,
         workers: int = DEFAULT_WORKERS,
         metrics: ControllerMetrics | None = None,
-        resources: Sequence[ResourceType] = registry.RESOURCES,
+        resources: Sequence[ResourceType] = registry.STORED_RESOURCES,
         queue: WorkQueue[GCKey] | None = None,
     ) -> None:
         self.informer = informer

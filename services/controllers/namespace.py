@@ -57,7 +57,7 @@ class NamespaceController:
         *,
         workers: int = DEFAULT_WORKERS,
         metrics: ControllerMetrics | None = None,
-        resources: Sequence[ResourceType] = registry.RESOURCES,
+        resources: Sequence[ResourceType] = registry.STORED_RESOURCES,
         clock: Callable[[], str] = _now,
     ) -> None:
         self.informer = informer

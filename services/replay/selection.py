@@ -51,7 +51,8 @@ def resolve_kind(kind: str) -> tuple[str, str]:
     for rt in registry.RESOURCES:
         names = {rt.kind.lower(), rt.plural, rt.singular, *rt.short_names}
         if wanted in names and (not group or group == rt.group):
-            return rt.group, rt.plural
+            stored = registry.storage_of(rt)  # events.k8s.io Events are core Events
+            return stored.group, stored.plural
     raise ValueError(f'the server doesn\'t have a resource type "{kind}"')
 
 

@@ -60,7 +60,8 @@ def _api_version(group: str, version: str) -> str:
 def known_api_versions() -> list[str]:
     """Every group/version that objects can be shown in: the served ones and those the conversion table has."""
     pairs = {(rt.group, v) for rt in registry.RESOURCES for v in registry.served_versions(rt.group)}
-    pairs |= {(group, v) for (group, _kind, v, _to) in CONVERSIONS if v != INTERNAL}
+    # (a view's qualified version, events.k8s.io/v1 of core Events, is its own group's served version)
+    pairs |= {(group, v) for (group, _kind, v, _to) in CONVERSIONS if v != INTERNAL and "/" not in v}
     ordered = sorted(pairs, key=lambda p: (p[0], _priority(p[1])))
     return [_api_version(g, v) for g, v in ordered]
 

@@ -699,7 +699,8 @@ class CommitterCore:
     def _version(rt: ResourceType, req: Request) -> str:
         """The version the request speaks: its own, or the storage version (components write that)."""
         version = req.version or rt.version
-        if version != rt.version and version not in rt.versions:
+        # A view's qualified version (events.k8s.io/v1 for core Events) is one more version of the storage row.
+        if version != rt.version and version not in rt.versions and version not in registry.view_versions(rt):
             raise st.StatusError(st.make_status(404, "NotFound", "the server could not find the requested resource"))
         return version
 

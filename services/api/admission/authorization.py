@@ -165,7 +165,7 @@ class Authorizer:
             return True
         verb = _WRITE_AS.get(verb, verb)
         wanted = f"{verb} {resource}" + (f"/{subresource}" if subresource else "")
-        named = group is None or group == _group_of(resource)
+        named = group is None or group in _groups_of(resource)
         for identity in _identities(user):
             rules = _RULES.get(identity)
             if rules and ((named and wanted in rules) or f"{verb} *" in rules):
@@ -184,15 +184,15 @@ class Authorizer:
         if self.unrestricted(user):
             return [ResourceRule(("*",), ("*",), ("*",))]
         out = [ResourceRule(READ_VERBS, ("*",), ("*",))]
-        verbs_of: dict[tuple[str, str], list[str]] = {}
+        verbs_of: dict[tuple[tuple[str, ...], str], list[str]] = {}
         for identity in _identities(user):
             for rule in sorted(_RULES.get(identity, ())):
                 verb, resource = rule.split(" ", 1)
-                group = "*" if resource == "*" else (_group_of(resource) or "")
-                verbs = verbs_of.setdefault((group, resource), [])
+                groups = ("*",) if resource == "*" else (_groups_of(resource) or ("",))
+                verbs = verbs_of.setdefault((groups, resource), [])
                 if verb not in verbs:
                     verbs.append(verb)
-        out.extend(ResourceRule(tuple(verbs), (group,), (resource,)) for (group, resource), verbs in verbs_of.items())
+        out.extend(ResourceRule(tuple(verbs), groups, (resource,)) for (groups, resource), verbs in verbs_of.items())
         return out
 
     def admit(self, attrs: Attributes, view: View) -> None:
@@ -202,21 +202,24 @@ class Authorizer:
             return
         resource = attrs.resource.plural + (f"/{attrs.subresource}" if attrs.subresource else "")
         scope = f'in the namespace "{attrs.namespace}"' if attrs.resource.namespaced else "at the cluster scope"
+        # The URL's group: a write through a view (events.k8s.io/v1) names the view's.
+        group = registry.view_for(attrs.resource, attrs.version)[0].group
         # RBAC judges the URL, as kube-apiserver's ForbiddenStatusError words it: the
         # resource without its subresource, and no name when creating in a collection.
         name = "" if attrs.operation == "CREATE" and not attrs.subresource else attrs.name
         raise st.forbidden(
-            attrs.resource.group,
+            group,
             attrs.resource.plural,
             name,
-            f'User "{user.name}" cannot {verb} resource "{resource}" in API group "{attrs.resource.group}" {scope}',
+            f'User "{user.name}" cannot {verb} resource "{resource}" in API group "{group}" {scope}',
         )
 
 
-def _group_of(resource: str) -> str | None:
-    """The API group of a table entry's resource (plurals are unique across draplane's groups); None if unknown."""
+def _groups_of(resource: str) -> tuple[str, ...]:
+    """The API groups of a table entry's resource: its own (plurals are unique across draplane's stored
+    kinds) and its views' (a rule for ``events`` also covers events.k8s.io's, one storage); () if unknown."""
     plural = resource.split("/", 1)[0]
-    return next((rt.group for rt in registry.RESOURCES if rt.plural == plural), None)
+    return tuple(rt.group for rt in registry.RESOURCES if rt.plural == plural)
 
 
 @dataclass

@@ -71,13 +71,13 @@ class Validation:
             errors = validate_pod_binding(new)
             kind = "Binding"
         elif attrs.operation == "CREATE":
-            errors = validate_create(rt, new, limits=limits)
+            errors = validate_create(rt, new, limits=limits, request_version=attrs.version)
             kind = rt.kind
         elif attrs.subresource == "status" and old is not None:
             errors = validate_status_update(rt, new, old, limits=limits)
             kind = rt.kind
         elif old is not None:
-            errors = validate_update(rt, new, old, limits=limits)
+            errors = validate_update(rt, new, old, limits=limits, request_version=attrs.version)
             kind = rt.kind
         else:
             return

@@ -46,7 +46,7 @@ from services.api.machinery.decode_errors import (
 )
 from services.api.machinery.field_errors import not_supported
 from services.api.machinery.json_limits import Excess, find_excess
-from services.api.types import MODELS, K8sStruct, model_for
+from services.api.types import MODELS, K8sStruct, model_for, registry
 from services.api.types.registry import ResourceType
 from services.api.types.schema import struct_node
 
@@ -108,7 +108,8 @@ def decode_object(
     everything Kubernetes' decoder rejects.
     """
     directive = check_field_validation(field_validation)
-    url_version = version or rt.version
+    # A view's qualified version (events.k8s.io/v1 of core Events) decodes as the view's own kind.
+    rt, url_version = registry.view_for(rt, version or rt.version)
     cls = model_for(rt.group, url_version, rt.kind)
     if cls is None:
         raise status.internal_error(f"no model for {rt.kind} in version {url_version!r}")

@@ -31,6 +31,7 @@ from types import MappingProxyType
 from typing import Any
 
 from services.api.machinery.conversions import unrepresentable
+from services.api.machinery.conversions.events_v1 import EVENTS_V1_API_VERSION, core_to_events_v1, events_v1_to_core
 from services.api.machinery.conversions.table import INTERNAL, RESOURCE_CONVERSIONS
 from services.api.types import registry
 from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
@@ -54,7 +55,15 @@ Converter = Callable[[dict[str, Any]], dict[str, Any]]
 
 # (group, kind, from_version, to_version) → function. One of the two versions
 # is always the hub: the group's storage version, or `INTERNAL`.
-CONVERSIONS: Mapping[tuple[str, str, str, str], Converter] = MappingProxyType({**RESOURCE_CONVERSIONS})
+# A view's version is qualified (``events.k8s.io/v1``) and its rows carry the storage row's group
+# (registry.qualified_version): the events.k8s.io/v1 view of core Events.
+CONVERSIONS: Mapping[tuple[str, str, str, str], Converter] = MappingProxyType(
+    {
+        **RESOURCE_CONVERSIONS,
+        ("", "Event", "v1", EVENTS_V1_API_VERSION): core_to_events_v1,
+        ("", "Event", EVENTS_V1_API_VERSION, "v1"): events_v1_to_core,
+    }
+)
 
 
 class ConversionError(ValueError):
@@ -132,8 +141,8 @@ def keep_unrepresentable(
 ) -> dict[str, Any]:
     """An update written through ``version`` (``new_hub``, already in hub form) with what ``version``
     cannot express kept from the stored object ``old_hub`` (`conversions.unrepresentable`)."""
-    if version == INTERNAL:
-        return new_hub
+    if version == INTERNAL or group != RESOURCE_GROUP:
+        return new_hub  # only resource.k8s.io has versions that cannot express every stored field
     return unrepresentable.keep_unrepresentable(
         new_hub,
         old_hub,

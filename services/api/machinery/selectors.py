@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
+from services.api.types.registry import CORE, EVENTS_GROUP, RESOURCE_GROUP, ResourceType
 from services.kube.labels import GT_LT_NOT_AN_INTEGER, Requirement, gt_lt_bound
 from services.kube.names import is_qualified_name, is_valid_label_value
 
@@ -406,6 +406,20 @@ _FIELDS: dict[tuple[str, str], dict[str, FieldGetter]] = {
         "reason": _path("reason"),
         "reportingComponent": _path("reportingComponent"),
         "source": _event_source,
+        "type": _path("type"),
+    },
+    # events.k8s.io/v1's labels, mapped to core's (pkg/apis/events/v1/conversion.go,
+    # AddFieldLabelConversionsForEvent); they select stored core/v1 Events.
+    (EVENTS_GROUP, "events"): {
+        "reason": _path("reason"),
+        "regarding.kind": _path("involvedObject", "kind"),
+        "regarding.namespace": _path("involvedObject", "namespace"),
+        "regarding.name": _path("involvedObject", "name"),
+        "regarding.uid": _path("involvedObject", "uid"),
+        "regarding.apiVersion": _path("involvedObject", "apiVersion"),
+        "regarding.resourceVersion": _path("involvedObject", "resourceVersion"),
+        "regarding.fieldPath": _path("involvedObject", "fieldPath"),
+        "reportingController": _path("reportingComponent"),
         "type": _path("type"),
     },
     (RESOURCE_GROUP, "resourceslices"): {

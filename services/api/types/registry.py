@@ -11,6 +11,15 @@ version and the apiVersion stamped on stored records (``stored_as``); the REST
 edge and the committer convert between the versions a kind is served in and
 that form (`services.api.machinery.conversion`). Which versions a running
 apiserver serves is `services.api.types.served`.
+
+A *view* row (``view_of`` set) is served in its own group but stored as the
+row of the same plural in group ``view_of``: events.k8s.io/v1 Events are core
+Events (one storage, two groups, as in Kubernetes). Everything below the REST
+edge — requests, the committer, keys, admission — names the storage row and
+speaks the view's version *qualified*, ``events.k8s.io/v1``
+(`qualified_version`); the conversion table holds the functions between the
+storage version and that qualified version
+(docs/decisions/upstream-kinds.md, "Events").
 """
 
 from __future__ import annotations
@@ -27,6 +36,7 @@ COORDINATION_GROUP = "coordination.k8s.io"
 APPS_GROUP = "apps"
 POLICY_GROUP = "policy"
 STORAGE_GROUP = "storage.k8s.io"
+EVENTS_GROUP = "events.k8s.io"
 # The storage (hub) form's name in the conversion table, Kubernetes' runtime.APIVersionInternal:
 # never served, never on the wire.
 INTERNAL = "__internal"
@@ -51,6 +61,7 @@ class ResourceType:
     list_kind: str = ""
     versions: tuple[str, ...] = ("v1",)  # served, preferred first
     stored_as: str = ""  # the version stamped on stored records when ``version`` is `INTERNAL`
+    view_of: str | None = None  # a view: stored as the row of the same plural in this group
 
     @property
     def api_version(self) -> str:
@@ -284,10 +295,48 @@ RESOURCES: tuple[ResourceType, ...] = (
         (),
         "CSIStorageCapacityList",
     ),
+    # The second view of core Events (docs/decisions/upstream-kinds.md): kube-scheduler's and
+    # kube-controller-manager's EventBroadcaster writes here.
+    ResourceType(EVENTS_GROUP, "v1", "Event", "events", "event", True, ("ev",), (), (), "EventList", view_of=CORE),
 )
 
+# The rows with a storage of their own (every row but the views): what controllers act on.
+STORED_RESOURCES: tuple[ResourceType, ...] = tuple(r for r in RESOURCES if r.view_of is None)
 _BY_GROUP_RESOURCE = {(r.group, r.plural): r for r in RESOURCES}
 _BY_GROUP_KIND = {(r.group, r.kind): r for r in RESOURCES}
+# storage row → {qualified version: view row}
+_VIEWS: dict[tuple[str, str], dict[str, ResourceType]] = {}
+for _r in RESOURCES:
+    if _r.view_of is not None:
+        for _v in _r.versions:
+            _VIEWS.setdefault((_r.view_of, _r.plural), {})[f"{_r.group}/{_v}"] = _r
+
+
+def storage_of(rt: ResourceType) -> ResourceType:
+    """The row whose storage ``rt`` uses: itself, or for a view the row it views."""
+    if rt.view_of is None:
+        return rt
+    return _BY_GROUP_RESOURCE[(rt.view_of, rt.plural)]
+
+
+def qualified_version(rt: ResourceType, version: str) -> str:
+    """The version a request through ``rt`` speaks below the REST edge: ``version``, or for a view
+    ``group/version`` (what the storage row's conversions and the committer know it by)."""
+    return f"{rt.group}/{version}" if rt.view_of is not None else version
+
+
+def view_for(storage: ResourceType, version: str) -> tuple[ResourceType, str]:
+    """The row and plain version a (possibly qualified) ``version`` of ``storage`` names:
+    ``(storage, version)``, or for a view's qualified version ``(view row, its version)``."""
+    view = _VIEWS.get((storage.group, storage.plural), {}).get(version)
+    if view is None:
+        return storage, version
+    return view, version.rpartition("/")[2]
+
+
+def view_versions(storage: ResourceType) -> tuple[str, ...]:
+    """The qualified versions of the views stored as ``storage`` (``events.k8s.io/v1`` for core Events)."""
+    return tuple(_VIEWS.get((storage.group, storage.plural), {}))
 
 
 def by_resource(group: str, plural: str) -> ResourceType | None:

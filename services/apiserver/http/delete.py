@@ -84,7 +84,7 @@ async def delete(scope: Scope) -> web.Response:
 async def delete_collection(scope: Scope) -> web.Response:
     route = scope.route
     options = await delete_options(scope)
-    listed = await scope.backend.list(route.rt, route.namespace, match=selector_filter(scope))
+    listed = await scope.backend.list(scope.stored_rt, route.namespace, match=selector_filter(scope))
     deleted: list[dict[str, Any]] = []
     for obj in listed.items:
         meta = obj.get("metadata") or {}

@@ -15,5 +15,5 @@ from services.apiserver.http.scope import Scope
 async def get(scope: Scope) -> web.Response:
     route = scope.route
     assert route.name is not None
-    obj = await scope.backend.get(route.rt, route.namespace or "", route.name)
+    obj = await scope.backend.get(scope.stored_rt, route.namespace or "", route.name)
     return scope.respond(scope.shape(obj))

@@ -60,7 +60,7 @@ async def list_(scope: Scope) -> web.Response:
     if limit is not None and limit <= 0:
         limit = None
     result = await scope.backend.list(
-        rt,
+        scope.stored_rt,
         scope.route.namespace,
         match=match,
         limit=limit,

@@ -21,6 +21,8 @@ from multidict import MultiMapping
 
 from services.api.machinery.conversion import from_storage
 from services.api.machinery.status import StatusError, request_too_large, too_large_for_the_log
+from services.api.types import registry
+from services.api.types.registry import ResourceType
 from services.apiserver import tables
 from services.apiserver.backend import Backend, WriteResult
 from services.apiserver.http.auth import WatchLimiter
@@ -56,6 +58,11 @@ class Scope:
     warnings: list[str] = field(default_factory=list)
 
     # ---------------------------------------------------------------- query
+
+    @property
+    def stored_rt(self) -> ResourceType:
+        """The row whose storage the URL's resource uses (core Events for events.k8s.io's)."""
+        return registry.storage_of(self.route.rt)
 
     @property
     def query(self) -> MultiMapping[str]:
@@ -174,7 +181,7 @@ class Scope:
         patch_type: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> Request:
-        rt = self.route.rt
+        rt = self.stored_rt
         opts = dict(options or {})
         if self.route.subresource:
             opts["subresource"] = self.route.subresource
@@ -191,7 +198,7 @@ class Scope:
             patch=patch,
             patch_type=patch_type,
             options=opts,
-            version=self.route.version,
+            version=registry.qualified_version(self.route.rt, self.route.version),
         )
 
     def request_timeout(self) -> float:
@@ -217,15 +224,16 @@ class Scope:
 
     def present(self, obj: dict[str, Any]) -> dict[str, Any]:
         """A stored object in the version of the URL (itself when that is the storage version)."""
-        rt = self.route.rt
-        if self.route.version == rt.version or obj.get("kind") != rt.kind:
+        rt, stored = self.route.rt, self.stored_rt
+        version = registry.qualified_version(rt, self.route.version)
+        if version == stored.version or obj.get("kind") != rt.kind:
             return obj
-        return from_storage(obj, group=rt.group, kind=rt.kind, version=self.route.version)
+        return from_storage(obj, group=stored.group, kind=stored.kind, version=version)
 
     def present_all(self, objs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         """Stored objects in the version of the URL (a list's items)."""
         rt = self.route.rt
-        if self.route.version == rt.version or self.output.shape == "partial":
+        if (self.route.version == rt.version and rt.view_of is None) or self.output.shape == "partial":
             return objs
         return [self.present(o) for o in objs]
 

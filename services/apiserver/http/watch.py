@@ -83,7 +83,7 @@ async def watch(scope: Scope) -> web.StreamResponse:
         resp.enable_chunked_encoding()
         await resp.prepare(scope.request)
         events = scope.backend.watch(
-            rt,
+            scope.stored_rt,
             route.namespace,
             resource_version=scope.query.get("resourceVersion") or None,
             match=match,

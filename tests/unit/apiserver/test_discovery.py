@@ -42,6 +42,7 @@ async def test_legacy_api_and_apis(client: Any) -> None:
         "apps",
         "policy",
         "storage.k8s.io",
+        "events.k8s.io",
         "authentication.k8s.io",
         "authorization.k8s.io",
     ]
@@ -111,6 +112,7 @@ async def test_aggregated_discovery(client: Any) -> None:
         "apps",
         "policy",
         "storage.k8s.io",
+        "events.k8s.io",
         "authentication.k8s.io",
         "authorization.k8s.io",
     ]

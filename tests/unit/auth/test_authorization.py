@@ -232,3 +232,21 @@ def test_rules_list_what_allowed_allows() -> None:
             assert authorizer.allowed(NODE_A, verb=verb, resource=resource, subresource=sub, group=groups[0])
     assert [(r.verbs, r.urls) for r in authorizer.non_resource_rules(BOB)] == [(("get",), ("*",))]
     assert Authorizer(anonymous_writes=True).rules(ANON) == authorizer.rules(ADMIN)
+
+
+def test_events_k8s_io_is_authorized_as_core_events() -> None:
+    # One storage, two groups: a rule for events covers events.k8s.io's too (docs/decisions/upstream-kinds.md).
+    authorizer = Authorizer()
+    for group in ("", "events.k8s.io"):
+        assert authorizer.allowed(SCHED, verb="create", resource="events", group=group)
+        assert authorizer.allowed(NODE_A, verb="patch", resource="events", group=group)
+        assert not authorizer.allowed(BOB, verb="create", resource="events", group=group)
+    node_rules = {(r.api_groups, r.resources): r.verbs for r in authorizer.rules(NODE_A)}
+    assert node_rules[(("", "events.k8s.io"), ("events",))] == ("create", "update")
+    # A write through events.k8s.io/v1 reaches the committer as core Events, qualified version: denied in its own group.
+    events = registry.by_resource("", "events")
+    denied = Attributes("CREATE", events, "default", "e", BOB, version="events.k8s.io/v1")  # type: ignore[arg-type]
+    assert admit(denied) == (
+        'events.events.k8s.io is forbidden: User "bob" cannot create resource "events" in API group "events.k8s.io" '
+        'in the namespace "default"'
+    )

@@ -11,7 +11,8 @@ import pytest
 
 from services.api.admission.validation import validate_create, validate_status_update, validate_update
 from services.api.machinery.field_errors import FieldError
-from services.api.types.registry import RESOURCES, ResourceType
+from services.api.types.registry import STORED_RESOURCES as RESOURCES  # views are validated as their storage
+from services.api.types.registry import ResourceType
 
 from .objects import SUBDOMAIN_MSG
 from .test_entry_points import REALISTIC

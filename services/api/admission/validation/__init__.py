@@ -46,7 +46,7 @@ from services.api.admission.validation.device_taint_rule import (
     validate_device_taint_rule_status_update,
     validate_device_taint_rule_update,
 )
-from services.api.admission.validation.event import validate_event
+from services.api.admission.validation.event import validate_event, validate_event_update
 from services.api.admission.validation.lease import validate_lease, validate_lease_update
 from services.api.admission.validation.names import path_segment_name
 from services.api.admission.validation.namespace import (
@@ -86,11 +86,6 @@ Create = Callable[[Obj], list[FieldError]]
 Update = Callable[[Obj, Obj], list[FieldError]]
 
 
-def _event_update(new: Obj, _old: Obj) -> list[FieldError]:
-    # For core/v1 Kubernetes re-runs the create rules only; metadata is covered by the common checks.
-    return validate_event(new)
-
-
 _CREATE: dict[tuple[str, str], Create] = {
     (CORE, "Pod"): validate_pod_create,
     (CORE, "Node"): validate_node,
@@ -109,7 +104,7 @@ _UPDATE: dict[tuple[str, str], Update] = {
     (CORE, "Pod"): validate_pod_update,
     (CORE, "Node"): validate_node_update,
     (CORE, "Namespace"): validate_namespace_update,
-    (CORE, "Event"): _event_update,
+    (CORE, "Event"): validate_event_update,
     (RESOURCE_GROUP, "DeviceClass"): validate_device_class_update,
     (RESOURCE_GROUP, "ResourceClaim"): validate_resource_claim_update,
     (RESOURCE_GROUP, "ResourceClaimTemplate"): validate_resource_claim_template_update,
@@ -132,6 +127,8 @@ _STATUS_UPDATE: dict[tuple[str, str], Update] = {
 # least as strict as "one URL path segment"; for them the REST layer's
 # generic metadata check cannot add anything on create.
 _META_VALIDATED_ON_CREATE = frozenset(_CREATE) - {(CORE, "Event")}
+# Kinds whose validators take ``request_version`` (the rules differ by the group written through).
+_BY_REQUEST_VERSION = frozenset({(CORE, "Event")})
 # Kinds whose validators take ``limits`` (the release's resource.k8s.io limits).
 _TAKES_LIMITS = frozenset(
     (RESOURCE_GROUP, kind) for kind in ("DeviceClass", "ResourceClaim", "ResourceClaimTemplate", "ResourceSlice")
@@ -164,12 +161,20 @@ def _dedupe(errs: list[FieldError]) -> list[FieldError]:
     return out
 
 
-def validate_create(rt: ResourceType, obj: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
-    """Errors for creating ``obj`` as a ``rt``; empty when it may be created."""
+def validate_create(
+    rt: ResourceType, obj: Obj, *, limits: ResourceLimits = LIMITS_1_31, request_version: str = ""
+) -> list[FieldError]:
+    """Errors for creating ``obj`` as a ``rt``; empty when it may be created.
+
+    ``request_version`` is the version the client wrote with (qualified for a
+    view: ``events.k8s.io/v1``); only Events' rules depend on it.
+    """
     key = (rt.group, rt.kind)
     validate = _CREATE.get(key)
     if validate is None:
         errs: list[FieldError] = []
+    elif key in _BY_REQUEST_VERSION:
+        errs = validate(obj, request_version=request_version)  # type: ignore[call-arg]
     elif key in _TAKES_LIMITS and limits is not LIMITS_1_31:
         errs = validate(obj, limits=limits)  # type: ignore[call-arg]
     else:
@@ -180,12 +185,16 @@ def validate_create(rt: ResourceType, obj: Obj, *, limits: ResourceLimits = LIMI
     return errs
 
 
-def validate_update(rt: ResourceType, new: Obj, old: Obj, *, limits: ResourceLimits = LIMITS_1_31) -> list[FieldError]:
+def validate_update(
+    rt: ResourceType, new: Obj, old: Obj, *, limits: ResourceLimits = LIMITS_1_31, request_version: str = ""
+) -> list[FieldError]:
     """Errors for replacing ``old`` with ``new`` (main resource, not status)."""
     key = (rt.group, rt.kind)
     validate = _UPDATE.get(key)
     errs = _common_fields(rt, new, old)
-    if validate is not None and key in _TAKES_LIMITS and limits is not LIMITS_1_31:
+    if validate is not None and key in _BY_REQUEST_VERSION:
+        errs.extend(validate(new, old, request_version=request_version))  # type: ignore[call-arg]
+    elif validate is not None and key in _TAKES_LIMITS and limits is not LIMITS_1_31:
         errs.extend(validate(new, old, limits=limits))  # type: ignore[call-arg]
     elif validate is not None:
         errs.extend(validate(new, old))

@@ -144,6 +144,13 @@ _ROWS: tuple[_KindRow, ...] = (
             "firstTimestamp": None, "lastTimestamp": None, "eventTime": None,
         },
     ),
+    _KindRow(
+        "events.k8s.io/v1", "Event",
+        {
+            "metadata": _META_ZERO, "eventTime": None, "regarding": {}, "deprecatedSource": {},
+            "deprecatedFirstTimestamp": None, "deprecatedLastTimestamp": None,
+        },
+    ),
     _KindRow("v1", "Binding", {"metadata": _META_ZERO, "target": {}}),
     _KindRow("resource.k8s.io/v1alpha3", "DeviceClass", {"metadata": _META_ZERO, "spec": {}}),
     _KindRow(
