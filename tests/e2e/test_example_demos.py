@@ -31,6 +31,7 @@ import yaml
 
 from services.apiserver.kubeconfig import write_kubeconfig
 from services.driver.profiles import DriverProfile, parse_profile_spec
+from services.runtime.informer import Change
 from services.stack import LocalStack, StackConfig
 from tests.support.eventually import eventually
 from tests.support.kubectl import Kubectl
@@ -55,6 +56,13 @@ GPU_DEMOS = [
 class Cluster:
     stack: LocalStack
     kubectl: Kubectl
+
+    def record(self) -> list[Change]:
+        """Every record the stack applies from now on, in log order (the order kubectl cannot show)."""
+        changes: list[Change] = []
+        assert self.stack.informer is not None
+        self.stack.informer.add_listener(changes.append)
+        return changes
 
     async def json(self, *args: str) -> Any:
         return json.loads((await self.kubectl("get", *args, "-o", "json")).out)
@@ -108,6 +116,16 @@ def results(claim: dict[str, Any]) -> list[dict[str, Any]]:
 def resource_ids(pod: dict[str, Any], container: str) -> list[str]:
     (status,) = [s for s in pod["status"]["containerStatuses"] if s["name"] == container]
     return [r["resourceID"] for e in status.get("allocatedResourcesStatus") or () for r in e["resources"]]
+
+
+def condition_of(claim: dict[str, Any], kind: str) -> str | None:
+    """The status of the condition ``kind`` of the claim's first status.devices entry that has it."""
+    for entry in (claim.get("status") or {}).get("devices") or ():
+        for c in entry.get("conditions") or ():
+            if c["type"] == kind:
+                found: str = c["status"]
+                return found
+    return None
 
 
 def ready(claim: dict[str, Any]) -> list[str]:
@@ -199,8 +217,9 @@ async def shared_partitions(tmp_path_factory: pytest.TempPathFactory) -> AsyncIt
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def binding(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cluster]:
+    """The demo is applied by the test, after it starts recording the log."""
     root = tmp_path_factory.mktemp("binding")
-    async for c in one_profile(root, "gpu,binding-conditions", "binding-conditions.yaml"):
+    async with cluster(root, f"sqlite://{root / 'bus.db'}", profiles=profiles("gpu,binding-conditions")) as c:
         yield c
 
 
@@ -362,8 +381,11 @@ async def test_nic_bandwidth_is_shared_and_network_data_reported(nics: Cluster) 
         assert f"NET_DEVICE_{got[name]['device'][4:]}_INGRESS_RATE={rate}" in env
 
 
-async def test_binding_condition_turns_true_and_the_pod_runs(binding: Cluster) -> None:
-    """The driver's side of binding conditions; that the scheduler waits for it is the scheduler slice's test."""
+async def test_the_pod_binds_only_after_the_driver_sets_the_binding_condition_true(binding: Cluster) -> None:
+    """The scheduler allocates, waits in PreBind (the BindingConditionsPending Event) while the pod is unbound,
+    and binds it once the driver's controller side has set the condition True; read in log order."""
+    changes = binding.record()
+    await binding.apply("binding-conditions.yaml")
     (pod,) = await binding.wait_running("binding-conditions")
     claim = await eventually(
         lambda: binding.claim_of("binding-conditions", pod, "gpu"), until=lambda c: bool(ready(c)), what="Ready"
@@ -373,6 +395,29 @@ async def test_binding_condition_turns_true_and_the_pod_runs(binding: Cluster) -
     assert result["bindingFailureConditions"] == ["BindingFailureConditions"]
     (entry,) = claim["status"]["devices"]
     assert {c["type"]: c["status"] for c in entry["conditions"]} == {"BindingConditions": "True", "Ready": "True"}
+
+    name = claim["metadata"]["name"]
+    claim_changes = [c for c in changes if c.resource == "resourceclaims" and c.name == name]
+    allocated_at = min(c.offset for c in claim_changes if (c.object.get("status") or {}).get("allocation"))
+    true_at = min(c.offset for c in claim_changes if condition_of(c.object, "BindingConditions") == "True")
+    bound_at = min(
+        c.offset
+        for c in changes
+        if c.resource == "pods"
+        and c.name == "pod0"
+        and c.namespace == "binding-conditions"
+        and c.object["spec"].get("nodeName")
+    )
+    assert allocated_at < true_at < bound_at  # allocated, unbound while waiting, bound after the condition
+    assert claim["status"]["allocation"].get("allocationTimestamp")  # PreBind's stamp for bindingTimeout
+    events = await binding.json(
+        "events",
+        "-n",
+        "binding-conditions",
+        "--field-selector",
+        "involvedObject.name=pod0,reason=BindingConditionsPending",
+    )
+    assert [e["message"] for e in events["items"]] == ["waiting for binding conditions for device on node node-1"]
 
 
 async def test_noschedule_rule_keeps_new_pods_off_and_a_toleration_lets_them_on(taints: Cluster) -> None:
