@@ -444,3 +444,141 @@ async def test_noschedule_rule_keeps_new_pods_off_and_a_toleration_lets_them_on(
     await taints.wait_running("device-taint-toleration", "pod-with-toleration")
     pods = {p["metadata"]["name"]: p for p in (await taints.json("pods", "-n", "device-taint-toleration"))["items"]}
     assert not pods["pod-without-toleration"]["spec"].get("nodeName")
+
+
+TAINT_DEMOS = DEMOS / "device-taints"
+TOLERATION_SECONDS = 5  # the eviction-time demo's 300 s, shortened so the test waits seconds
+
+
+def has_disruption_target(obj: dict[str, Any]) -> bool:
+    return any(
+        (c.get("type"), c.get("reason")) == ("DisruptionTarget", "DeletionByDeviceTaintManager")
+        for c in (obj.get("status") or {}).get("conditions") or ()
+    )
+
+
+def pod_changes(changes: list[Change], ns: str, name: str) -> list[Change]:
+    return [c for c in changes if c.resource == "pods" and c.namespace == ns and c.name == name]
+
+
+def deleted_at(changes: list[Change], ns: str, name: str) -> int:
+    """The offset at which the pod was marked for deletion (or deleted)."""
+    return min(
+        c.offset
+        for c in pod_changes(changes, ns, name)
+        if c.type == "DELETED" or c.object["metadata"].get("deletionTimestamp")
+    )
+
+
+def eviction_in_progress(rule: dict[str, Any]) -> dict[str, Any] | None:
+    for c in (rule.get("status") or {}).get("conditions") or ():
+        if c["type"] == "EvictionInProgress":
+            found: dict[str, Any] = c
+            return found
+    return None
+
+
+async def clear_taint_demos(c: Cluster) -> None:
+    """The other taint demos' rules and namespaces off the node's GPUs, so each taint test starts from none."""
+    rules = ["noschedule/2-device-taint-rule.yaml", "toleration/1-device-taint-rule.yaml"]
+    rules += ["noexecute/2-device-taint-rule.yaml", "eviction-time/2-device-taint-rule.yaml"]
+    for rule in rules:
+        await c.kubectl("delete", "--ignore-not-found", "-f", str(TAINT_DEMOS / rule))
+    namespaces = ["noschedule", "toleration", "noexecute", "eviction-time"]
+    await c.kubectl(
+        "delete", "namespace", "--ignore-not-found", *(f"device-taint-{n}" for n in namespaces), timeout=120
+    )
+
+
+async def completed_rule(c: Cluster, name: str) -> dict[str, Any]:
+    rule: dict[str, Any] = await eventually(
+        lambda: c.json("devicetaintrule", name),
+        until=lambda r: (eviction_in_progress(r) or {}).get("reason") == "Completed",
+        timeout=60,
+        interval=0.5,
+        what=f"{name} Completed",
+    )
+    return rule
+
+
+async def test_noexecute_rule_evicts_the_running_pod_and_the_node_agent_unprepares_it(taints: Cluster) -> None:
+    ns = "device-taint-noexecute"
+    await clear_taint_demos(taints)
+    try:
+        await taints.apply("device-taints/noexecute/1-pod-to-be-evicted.yaml")
+        (pod,) = await taints.wait_running(ns, "pod-to-be-evicted")
+        claim = await taints.claim_of(ns, pod, "gpu")
+        assert len(taints.cdi_env(claim)) == 1  # prepared on the node
+        changes = taints.record()
+        await taints.apply("device-taints/noexecute/2-device-taint-rule.yaml")
+        await taints.kubectl("wait", "pod/pod-to-be-evicted", "-n", ns, "--for=delete", "--timeout=60s", timeout=90)
+
+        conditioned = [c for c in pod_changes(changes, ns, "pod-to-be-evicted") if has_disruption_target(c.object)]
+        assert conditioned, "the pod never got the DisruptionTarget condition"
+        assert conditioned[0].offset < deleted_at(changes, ns, "pod-to-be-evicted")
+        await eventually(lambda: not taints.cdi_env(claim), what="the claim unprepared (CDI spec removed)")
+        uid = claim["metadata"]["uid"]
+        await eventually(
+            lambda: taints.claims(ns),
+            until=lambda cs: not any(x["metadata"]["uid"] == uid and x.get("status", {}).get("allocation") for x in cs),
+            interval=0.5,
+            what="the claim deallocated",
+        )
+        rule = await completed_rule(taints, "gpu-noexecute")
+        condition = eviction_in_progress(rule)
+        assert condition is not None
+        assert (condition["status"], condition["message"]) == ("False", "1 pod evicted since starting the controller.")
+
+        await taints.apply("device-taints/noexecute/3-pod-no-execute.yaml")  # NoExecute keeps new pods off too
+        await eventually(
+            lambda: taints.json("events", "-n", ns, "--field-selector", "involvedObject.name=pod-no-execute"),
+            until=lambda e: any(x["reason"] == "FailedScheduling" for x in e["items"]),
+            interval=0.5,
+            what="FailedScheduling",
+        )
+        assert not (await taints.json("pod", "-n", ns, "pod-no-execute"))["spec"].get("nodeName")
+    finally:
+        await clear_taint_demos(taints)
+
+
+async def test_eviction_time_evicts_at_once_after_the_toleration_or_never(taints: Cluster) -> None:
+    ns = "device-taint-eviction-time"
+    await clear_taint_demos(taints)
+    try:
+        docs = list(yaml.safe_load_all((TAINT_DEMOS / "eviction-time/1-pods.yaml").read_text()))
+        for doc in docs:
+            if doc and doc["kind"] == "ResourceClaimTemplate" and doc["metadata"]["name"] == "with-300s-toleration":
+                (request,) = doc["spec"]["spec"]["devices"]["requests"]
+                (toleration,) = request["exactly"]["tolerations"]
+                assert toleration["tolerationSeconds"] == 300
+                toleration["tolerationSeconds"] = TOLERATION_SECONDS
+        await taints.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all([d for d in docs if d]))
+        await taints.wait_running(ns)
+        changes = taints.record()
+        await taints.apply("device-taints/eviction-time/2-device-taint-rule.yaml")
+        await taints.kubectl(
+            "wait", "pod/pod-with-300s-toleration", "-n", ns, "--for=delete", "--timeout=90s", timeout=120
+        )
+        await taints.kubectl("wait", "pod/pod-no-toleration", "-n", ns, "--for=delete", "--timeout=60s", timeout=90)
+
+        # In log order: the untolerating pod goes at once, the rule says PodsPendingEviction while the
+        # tolerating-for-a-while pod still runs, then that one goes; the pod tolerating forever stays.
+        at_once = deleted_at(changes, ns, "pod-no-toleration")
+        later = deleted_at(changes, ns, "pod-with-300s-toleration")
+        pending = [
+            c.offset
+            for c in changes
+            if c.resource == "devicetaintrules"
+            and (eviction_in_progress(c.object) or {}).get("reason") == "PodsPendingEviction"
+        ]
+        assert at_once < later and pending and min(pending) < later
+        for name in ("pod-no-toleration", "pod-with-300s-toleration"):
+            assert any(has_disruption_target(c.object) for c in pod_changes(changes, ns, name))
+        assert not any(has_disruption_target(c.object) for c in pod_changes(changes, ns, "pod-with-toleration"))
+        (staying,) = (await taints.json("pods", "-n", ns))["items"]
+        assert (staying["metadata"]["name"], staying["status"]["phase"]) == ("pod-with-toleration", "Running")
+        condition = eviction_in_progress(await completed_rule(taints, "gpu-eviction-time"))
+        assert condition is not None
+        assert (condition["status"], condition["message"]) == ("False", "2 pods evicted since starting the controller.")
+    finally:
+        await clear_taint_demos(taints)
