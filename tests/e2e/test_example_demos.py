@@ -582,3 +582,54 @@ async def test_eviction_time_evicts_at_once_after_the_toleration_or_never(taints
         assert (condition["status"], condition["message"]) == ("False", "2 pods evicted since starting the controller.")
     finally:
         await clear_taint_demos(taints)
+
+
+async def test_kubectl_shows_device_status_and_allocated_resources_status(partitions: Cluster) -> None:
+    """The real kubectl (1.32) on the partitions demo: -o yaml carries status.devices and
+    allocatedResourcesStatus under 1.37's names; describe prints the claim's status generically, and
+    1.32's pod describer, which predates allocatedResourcesStatus, prints nothing of it."""
+    ns = "partitionable-devices"
+    (pod,) = await partitions.wait_running(ns)
+    claim = await partitions.claim_of(ns, pod, "gpu-partitions")
+    name = claim["metadata"]["name"]
+    await eventually(lambda: partitions.claim_of(ns, pod, "gpu-partitions"), until=lambda c: len(ready(c)) == 2)
+    devices = sorted(r["device"] for r in results(claim))
+
+    claim_yaml = (await partitions.kubectl("get", "resourceclaim", "-n", ns, name, "-o", "yaml")).out
+    status = yaml.safe_load(claim_yaml)["status"]
+    assert [sorted(e) for e in status["devices"]] == [["conditions", "data", "device", "driver", "pool"]] * 2
+    assert sorted(e["device"] for e in status["devices"]) == devices
+    (condition,) = status["devices"][0]["conditions"]
+    assert sorted(condition) == ["lastTransitionTime", "message", "observedGeneration", "reason", "status", "type"]
+    assert (condition["type"], condition["status"], condition["reason"]) == ("Ready", "True", "DevicePrepared")
+    assert sorted(status["devices"][0]["data"]) == ["driverVersion", "model", "uuid"]
+
+    pod_yaml = (await partitions.kubectl("get", "pod", "-n", ns, "pod0", "-o", "yaml")).out
+    (container,) = yaml.safe_load(pod_yaml)["status"]["containerStatuses"]
+    (entry,) = container["allocatedResourcesStatus"]
+    assert entry["name"] == "claim:gpu-partitions"
+    uid = claim["metadata"]["uid"]
+    assert entry["resources"] == [
+        {
+            "resourceID": f"k8s.gpu.example.com/gpu={uid}-{d}",
+            "health": "Unhealthy" if d == UNHEALTHY_PARTITION else "Healthy",
+        }
+        for d in devices
+    ]
+
+    described = (await partitions.kubectl("describe", "pod", "-n", ns, "pod0")).out
+    assert "Status:       Running" in described and "Node:         node-1/" in described
+    assert "    State:          Running" in described and "    Ready:          True" in described
+    assert "Successfully assigned partitionable-devices/pod0 to node-1" in described
+    # kubectl 1.32's pod describer has no line for allocatedResourcesStatus (seen by running it): none of it shows.
+    assert "Unhealthy" not in described and "k8s.gpu.example.com/gpu=" not in described
+    assert "allocated" not in described.lower()
+
+    described = (await partitions.kubectl("describe", "resourceclaim", "-n", ns, name)).out
+    # No describer for ResourceClaim in 1.32: the generic one prints every field, status.devices included.
+    status_part = described[described.index("\nStatus:\n") :]
+    assert "\n  Devices:\n    Conditions:\n" in status_part
+    assert "      Reason:                DevicePrepared\n" in status_part
+    assert "      Type:                  Ready\n" in status_part
+    for d in devices:
+        assert f"    Device:      {d}\n" in status_part
