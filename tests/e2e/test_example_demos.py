@@ -8,11 +8,14 @@ What is checked is what each demo promises: which devices each container got
 (``allocatedResourcesStatus``, the claim's results), partitions from one GPU's
 counter set, one shared device with a share per claim and its capacity, the
 environment in the CDI spec files the driver wrote, ``status.devices``
-(Ready, data, networkData) and taints keeping pods off. The binding-conditions
-demo is checked for the driver's side (the condition turns True); the
-scheduler's PreBind wait for it, NoExecute eviction and its timing, and
-extended resources need the scheduler and controller work of other slices
-of issue 16 and are not checked here; examples/README.md lists them.
+(Ready, data, networkData), taints keeping pods off, NoExecute evictions and
+their timing (the device-taint-eviction controller, the node agent
+unpreparing), and the scheduler's PreBind wait for a binding condition the
+driver sets. Orders kubectl cannot show (unbound while waiting, evicted at
+once before evicted after a toleration) are read from the stack's log, in log
+order, never from the wall clock. What the real kubectl shows of
+``status.devices`` and ``allocatedResourcesStatus`` is checked on the
+partitions demo. Extended resources wait for the scheduler slice that adds them.
 """
 
 from __future__ import annotations
