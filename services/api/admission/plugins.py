@@ -14,8 +14,8 @@ from typing import Any
 
 from services.api.admission.admin_access import admin_access_errors, checks_admin_namespace
 from services.api.admission.chain import Attributes, View
-from services.api.admission.deallocated_devices import drop_deallocated_status_devices
 from services.api.admission.defaults import apply_defaults
+from services.api.admission.deallocated_devices import drop_deallocated_status_devices
 from services.api.admission.defaults_stored import apply_stored_defaults
 from services.api.admission.gated_fields import drop_disabled_fields
 from services.api.admission.validation import (
