@@ -2,9 +2,8 @@
 
 `Defaulting` applies Kubernetes' defaults, `DropDisabledFields` removes fields
 whose feature gate is off (keeping them on update when the old object already
-used them) and, on a claim's status update, the ``status.devices`` of the
-devices it deallocates; `Validation` runs Kubernetes' validation for the
-operation and subresource, answering 422 Invalid with every field error.
+used them), and `Validation` runs Kubernetes' validation for the operation and
+subresource, answering 422 Invalid with every field error.
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from typing import Any
 from services.api.admission.admin_access import admin_access_errors, checks_admin_namespace
 from services.api.admission.chain import Attributes, View
 from services.api.admission.defaults import apply_defaults
-from services.api.admission.deallocated_devices import drop_deallocated_status_devices
 from services.api.admission.defaults_stored import apply_stored_defaults
 from services.api.admission.gated_fields import drop_disabled_fields
 from services.api.admission.validation import (
@@ -48,10 +46,6 @@ class DropDisabledFields:
     def admit(self, attrs: Attributes, view: View) -> None:
         if attrs.new is not None and attrs.subresource in ("", "status"):
             drop_disabled_fields(attrs.resource, attrs.new, attrs.old, self.gates)
-        rt = attrs.resource
-        if attrs.new is not None and attrs.old is not None and attrs.subresource == "status":
-            if (rt.group, rt.kind) == (RESOURCE_GROUP, "ResourceClaim"):  # the claim status strategy, after the above
-                drop_deallocated_status_devices(attrs.new, attrs.old, self.gates)
 
 
 @dataclass
