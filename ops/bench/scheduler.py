@@ -13,6 +13,10 @@ Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured pa
   bound pod is deleted (its claim released and deleted) and replaced at once.
   Before that, 0, half of all, or all but 10 devices are taken by allocated
   claims (``allocResourceClaims``: node after node).
+- ``selector``, ``match``, ``partitionable``, ``partitionable-backtracking``,
+  ``consumable-capacity`` — 1.37's DRA workloads, steady state on 500 nodes
+  with their own slices, class and claim (``ops/bench/dra_workloads.py``);
+  each prints kube-scheduler's CI threshold beside its pods/s.
 
 What runs, each in its own process, as in the compose stack:
 
@@ -63,7 +67,10 @@ SELF = Path(__file__).resolve()
 REPO = SELF.parents[2]
 if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
     sys.path.insert(0, str(REPO))
+if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespace package, not installed)
+    sys.path.append(str(REPO))
 
+from ops.bench import dra_workloads as dra137  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import parse_bus_url, with_query  # noqa: E402
@@ -97,6 +104,7 @@ class Workload:
     steady: bool = False
     init_claims: int = 0  # steady state: allocated claims taking devices before the measurement
     duration: float = 10.0
+    objects: dra137.DraObjects | None = None  # a 1.37 workload's slices, class and claim (ops/bench/dra_workloads.py)
 
     @property
     def devices(self) -> int:
@@ -134,6 +142,12 @@ def workloads(nodes: int, pods: int | None, duration: float) -> dict[str, Worklo
             init_claims=devices - STEADY_PENDING,
             duration=duration,
         ),
+        **{
+            name: Workload(
+                name, o.upstream(nodes), nodes, dra137.devices_per_node(o), steady=True, duration=duration, objects=o
+            )
+            for name, o in dra137.DRA_1_37.items()
+        },
     }
 
 
@@ -370,8 +384,11 @@ class Observer:
 class Loader:
     """Creates objects as admin, concurrently, and plays the claim controller for template pods."""
 
-    def __init__(self, client: Client, *, parallel: int, claim_controller: bool) -> None:
+    def __init__(
+        self, client: Client, *, parallel: int, claim_controller: bool, objects: dra137.DraObjects | None = None
+    ) -> None:
         self.client = client
+        self.claim_form = objects.stored_claim_form() if objects else None
         self.gate = asyncio.Semaphore(parallel)
         self.claim_controller = claim_controller
         self.claims: dict[str, str] = {}  # pod key -> claim name
@@ -388,7 +405,10 @@ class Loader:
             created = await self.client.create("", "pods", pod(ns, name))
             if self.claim_controller:
                 return
-            c = await self.client.create(RG, "resourceclaims", generated_claim(created))
+            claim = generated_claim(created)
+            if self.claim_form is not None:  # a 1.37 workload's claim
+                claim.update(self.claim_form)
+            c = await self.client.create(RG, "resourceclaims", claim)
             self.claims[f"{ns}/{name}"] = c["metadata"]["name"]
             status = {"resourceClaimStatuses": [{"name": POD_CLAIM, "resourceClaimName": c["metadata"]["name"]}]}
             await self.client.patch("", "pods", ns, name, {"status": status}, subresource="status")
@@ -430,6 +450,7 @@ class Result:
     cpu_s_per_pod: dict[str, float]
     cpu_s: dict[str, float]
     setup_s: float
+    threshold: str = ""  # kube-scheduler's CI threshold for the workload (1.37 workloads)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -512,7 +533,9 @@ class Bench:
         await informer.wait_synced(120)
         client = Client(bus, user=ADMIN, informer=informer, timeout=60.0)
         await client.start()
-        loader = Loader(client, parallel=self.args.parallel, claim_controller=self.args.claim_controller)
+        loader = Loader(
+            client, parallel=self.args.parallel, claim_controller=self.args.claim_controller, objects=w.objects
+        )
         try:
             setup_started = time.monotonic()
             await self.setup(loader)
@@ -548,6 +571,7 @@ class Bench:
             cpu_s_per_pod={name: value / n if n else math.nan for name, value in cpu.items()},
             cpu_s=cpu,
             setup_s=setup_s,
+            threshold=dra137.threshold_text(w.objects, w.nodes) if w.objects else "",
         )
 
     async def setup(self, loader: Loader) -> None:
@@ -555,6 +579,14 @@ class Bench:
         await loader.create_all("", "namespaces", [namespace("init"), namespace("test")])
         names = [f"scheduler-perf-dra-{i:04d}" for i in range(w.nodes)]
         await loader.create_all("", "nodes", [node(n) for n in names])
+        if w.objects is not None:
+            o = w.objects
+            slices = [s for i, n in enumerate(names) for s in o.stored_slices(i, n)]
+            await loader.create_all(RG, "resourceslices", slices)
+            await loader.create_all(RG, "deviceclasses", [o.stored_class()])
+            templates = [o.stored_template(ns) for ns in ("init", "test")]
+            await loader.create_all(RG, "resourceclaimtemplates", templates)
+            return
         await loader.create_all(RG, "resourceslices", [resource_slice(n, w.devices_per_node) for n in names])
         await loader.create_all(RG, "deviceclasses", [device_class()])
         await loader.create_all(RG, "resourceclaimtemplates", [claim_template("init"), claim_template("test")])
@@ -689,6 +721,8 @@ def report(result: Result) -> str:
         f"  attempts per pod   {result.attempts_per_pod:.3f} (histogram {result.attempts_histogram})",
         f"  CPU per pod        {cpu}",
     ]
+    if result.threshold:
+        lines.insert(3, f"  CI threshold       {result.threshold}")
     return "\n".join(lines)
 
 
@@ -718,7 +752,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--workload",
         action="append",
-        choices=["claim-template", "steady-empty", "steady-half", "steady-full"],
+        choices=["claim-template", "steady-empty", "steady-half", "steady-full", *dra137.DRA_1_37],
         help="repeat for several (default: all)",
     )
     p.add_argument("--nodes", type=int, default=500, help="nodes with 10 devices each (default 500)")

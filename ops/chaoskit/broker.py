@@ -1,15 +1,21 @@
-"""The Kafka broker of a chaos run: started, stopped or killed, and started again on its data and port.
+"""The Kafka of a chaos run: one broker, or a cluster whose nodes are killed and started again one at a time.
 
 Why this module exists: a broker restart is only a real test when the broker
 comes back with the log it had (same data directory) where the clients look
-for it (same port). The single-node launcher of ``ops/kafka`` does both; this
-module drives it, and adds the unclean variant (SIGKILL, so the broker
-recovers its log segments and transaction state on start).
+for it (same port). The launcher of ``ops/kafka`` does both; this module
+drives it, and adds the unclean variant (SIGKILL, so the broker recovers its
+log segments and transaction state on start).
+
+`Broker` is the single broker (the whole log goes away at a restart);
+`Cluster` is ``ops/kafka/start --brokers N``, where one node at a time is
+killed — the partition leader of the busiest topic among them — and the
+log stays available on the others.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
@@ -67,14 +73,7 @@ class Broker:
         except (OSError, ValueError):
             return
         self._count_cpu()
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        for _ in range(int(30 / 0.05)):
-            if not _alive(pid):
-                break
-            await asyncio.sleep(0.05)
+        await _kill(pid)
         pid_file.unlink(missing_ok=True)
 
     async def restart(self, *, hard: bool, downtime: float = 0.0) -> float:
@@ -86,6 +85,106 @@ class Broker:
         await self.start()
         self.restarts += 1
         return time.monotonic() - began
+
+
+@dataclass
+class Cluster:
+    """A cluster of combined broker+controller nodes (``ops/kafka/start --brokers N``) on ``data``."""
+
+    data: Path
+    nodes: int = 3
+    bootstrap: str = ""  # host:port,host:port,... once started
+    kills: int = 0
+    cpu_seconds: float = 0.0  # CPU the nodes' JVMs used, counted when each one stops
+
+    def pid_file(self, node: int) -> Path:
+        return self.data / f"node-{node}" / "kafka.pid"
+
+    def _count_cpu(self, node: int) -> None:
+        try:
+            pid = int(self.pid_file(node).read_text().strip())
+        except (OSError, ValueError):
+            return
+        self.cpu_seconds += process_cpu_seconds(pid)
+
+    async def start(self) -> float:
+        """Start every node (formatted the first time); returns the seconds it took."""
+        began = time.monotonic()
+        code, output = await _launcher("start", "--brokers", str(self.nodes), "--data", str(self.data))
+        line = output.strip().splitlines()[-1] if output.strip() else ""
+        found = [text for text in output.splitlines() if text.startswith("KAFKA_BOOTSTRAP_SERVERS=")]
+        if code != 0 or not found:
+            raise BrokerError(f"the Kafka cluster did not start on {self.data}:\n{output or line}")
+        self.bootstrap = found[-1].split("=", 1)[1].strip()
+        return time.monotonic() - began
+
+    async def stop(self) -> None:
+        """Stop every node (SIGTERM; the launcher waits for the JVMs to exit)."""
+        for node in range(1, self.nodes + 1):
+            self._count_cpu(node)
+        await _launcher("stop", "--data", str(self.data))
+
+    async def metadata(self) -> dict[str, object]:
+        """The launcher's ``metadata``: live brokers, and per topic and partition its leader, replicas and ISR."""
+        code, output = await _launcher("metadata", "--data", str(self.data), merge=False)
+        if code != 0:
+            raise BrokerError(f"no node of the cluster on {self.data} answers")
+        found: dict[str, object] = json.loads(output)
+        return found
+
+    async def leader(self, topic: str, partition: int = 0) -> int | None:
+        """The node that leads ``topic``'s partition now (None while it has none, or no node answers)."""
+        try:
+            topics = (await self.metadata()).get("topics") or {}
+        except BrokerError:
+            return None
+        entry = (topics.get(topic) or {}).get(str(partition)) if isinstance(topics, dict) else None
+        leader = int(entry["leader"]) if entry else -1
+        return leader if leader > 0 else None
+
+    async def kill(self, node: int) -> None:
+        """SIGKILL one node, as a crash would stop it."""
+        try:
+            pid = int(self.pid_file(node).read_text().strip())
+        except (OSError, ValueError):
+            return
+        self._count_cpu(node)
+        await _kill(pid)
+        self.pid_file(node).unlink(missing_ok=True)
+
+    async def stop_node(self, node: int) -> None:
+        self._count_cpu(node)
+        await _launcher("stop", "--data", str(self.data), "--node", str(node))
+
+    async def start_node(self, node: int, *, attempts: int = 3) -> None:
+        output = ""
+        for attempt in range(attempts):
+            code, output = await _launcher("start", "--data", str(self.data), "--node", str(node))
+            if code == 0:
+                return
+            await asyncio.sleep(2.0 * (attempt + 1))
+        raise BrokerError(f"node {node} of the Kafka cluster did not start again:\n{output}")
+
+    async def restart_node(self, node: int, *, hard: bool, downtime: float = 0.0) -> float:
+        """Kill (or stop) ``node``, wait ``downtime`` seconds, start it again; returns the seconds it was away."""
+        began = time.monotonic()
+        await (self.kill(node) if hard else self.stop_node(node))
+        if downtime > 0:
+            await asyncio.sleep(downtime)
+        await self.start_node(node)
+        self.kills += 1
+        return time.monotonic() - began
+
+
+async def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        return
+    for _ in range(int(30 / 0.05)):
+        if not _alive(pid):
+            return
+        await asyncio.sleep(0.05)
 
 
 def process_cpu_seconds(pid: int) -> float:
@@ -117,7 +216,8 @@ def _alive(pid: int) -> bool:
 JVM_EXTRA_OPTS = "-XX:TieredStopAtLevel=1"
 
 
-async def _launcher(*args: str) -> tuple[int, str]:
+async def _launcher(*args: str, merge: bool = True) -> tuple[int, str]:
+    """Run the launcher; its output (stdout, and stderr unless ``merge`` is False) and status."""
     env = {**os.environ, "KAFKA_JVM_EXTRA_OPTS": os.environ.get("KAFKA_JVM_EXTRA_OPTS", JVM_EXTRA_OPTS)}
     proc = await asyncio.create_subprocess_exec(
         sys.executable,
@@ -125,7 +225,7 @@ async def _launcher(*args: str) -> tuple[int, str]:
         *args,
         stdin=asyncio.subprocess.DEVNULL,
         stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
+        stderr=asyncio.subprocess.STDOUT if merge else asyncio.subprocess.DEVNULL,
         env=env,
     )
     out, _ = await proc.communicate()

@@ -35,6 +35,10 @@ name the offsets involved:
 - `check_records_well_formed` (``records-well-formed``): every record of
   `objects` decodes (components skip one that does not, so whatever it wrote
   is lost to them); each malformed one is named with its topic and offset.
+- `check_acks_kept` (``acks-kept``): every record a producer had
+  acknowledged (``acks=all``) on the probe topic is read back at its offset
+  with its value — Kafka's own promise, checked below the API, which matters
+  when brokers of a cluster are killed (`ops.chaoskit.acks`).
 - `check_view` (``views-agree``): a list an apiserver serves at a
   resourceVersion shows exactly the log folded up to that offset (its
   materialized view survived its restarts). `check_views` runs it over every
@@ -75,6 +79,7 @@ INVARIANTS: tuple[str, ...] = (
     RECORDS_WELL_FORMED,
     VIEWS_AGREE,
 )
+ACKS_KEPT = "acks-kept"  # checked on the probe topic, not on `objects` (a run on the embedded log skips it)
 
 RESOURCE_GROUP = "resource.k8s.io"
 SETTLED_PHASES = frozenset({"Running", "Succeeded"})
@@ -610,6 +615,26 @@ def check_requests_once(records: Sequence[LogRecord]) -> list[Violation]:
                     REQUESTS_ONCE,
                     f"request {r.req} committed twice: {prev.type} {_ref(prev.key)} and {r.type} {_ref(r.key)}",
                     (prev.offset, r.offset),
+                )
+            )
+    return found
+
+
+# -- acks-kept -------------------------------------------------------------------------------------
+
+
+def check_acks_kept(acked: Mapping[int, bytes], read: Mapping[int, bytes | None]) -> list[Violation]:
+    """Every acknowledged (offset, value) of the probe topic is in what was read back, unchanged."""
+    found: list[Violation] = []
+    for offset, value in sorted(acked.items()):
+        if offset not in read:
+            found.append(Violation(ACKS_KEPT, f"acknowledged write {value!r} is missing from the log", (offset,)))
+        elif read[offset] != value:
+            found.append(
+                Violation(
+                    ACKS_KEPT,
+                    f"acknowledged write {value!r} reads back as {read[offset]!r}",
+                    (offset,),
                 )
             )
     return found

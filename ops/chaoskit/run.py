@@ -3,21 +3,27 @@
 Why this module exists: it puts the pieces together in four phases and
 reports them:
 
-1. **start-up** — a Kafka broker on a data directory the run keeps (or an
-   embedded SQLite log), then every component as its own process: two
+1. **start-up** — a Kafka broker on a data directory the run keeps (with
+   ``--brokers 3`` a three-node cluster, ``ops/kafka/start --brokers 3``; or
+   an embedded SQLite log), then every component as its own process: two
    apiservers (so the committer fails over), the scheduler, the
    controller-manager, and per node a DRA driver and a node agent; then the
    namespace, the DeviceClass and the claim template.
 2. **churn** — the workload (`ops.chaoskit.workload`) paced over the run's
    duration and kept within the cluster's GPUs, while a random component is
    SIGKILLed and restarted every few seconds and the broker is restarted
-   (clean stop, or SIGKILL for every second restart).
+   (clean stop, or SIGKILL for every second restart). On a cluster the
+   component kills go on while single nodes are SIGKILLed and started again
+   — every second one the partition leader of the busiest topic — and the
+   time to that topic's next committed write is reported. On Kafka a probe
+   producer (`ops.chaoskit.acks`) writes steadily on a topic of its own.
 3. **settle** — the kills stop, every component is brought back, and the run
    waits until every pod has finished or is gone and every claim of a
    finished pod is released.
 4. **check** — `objects` is read from the beginning and every invariant
    (`ops.chaoskit.invariants`) is checked; each violation is printed with
-   the offsets involved.
+   the offsets involved. On Kafka the probe's topic is read back too: every
+   write the producer had acknowledged must be there (``acks-kept``).
 
 The last line is exactly ``chaos: kills=<n> broker_restarts=<n> violations=<n>``;
 the exit status is 0 only when violations is 0.
@@ -44,15 +50,16 @@ from pathlib import Path
 from typing import Literal, Protocol
 
 from ops.chaoskit import workload
-from ops.chaoskit.broker import Broker, BrokerError
-from ops.chaoskit.invariants import INVARIANTS, Listed, Violation, check_all, check_views
+from ops.chaoskit.acks import ACKS_SPEC, AckProbe, read_back
+from ops.chaoskit.broker import Broker, BrokerError, Cluster
+from ops.chaoskit.invariants import ACKS_KEPT, INVARIANTS, Listed, Violation, check_acks_kept, check_all, check_views
 from ops.chaoskit.processes import Component, ComponentSpec, Supervisor
 from ops.chaoskit.records import MALFORMED, read_objects
 from ops.chaoskit.view import LiveView
 from ops.chaoskit.workload import NAMESPACE, Item
 from ops.chaoskit.writer import ListFailed, WriteFailed, Writer
 from services.bus import open_bus
-from services.bus.port import Bus
+from services.bus.port import Bus, BusError
 from services.testing.ports import free_port
 from topics.declarations import declarations
 
@@ -70,6 +77,7 @@ UNREACHABLE = "Kafka is not reachable"  # a component that starts while the brok
 @dataclass
 class Options:
     bus: Literal["kafka", "embedded"] = "kafka"
+    brokers: int = 1  # Kafka nodes; more than one: a cluster that loses one node at a time
     nodes: int = 50
     devices: int = 8  # GPUs per node
     pods: int = 2000
@@ -107,6 +115,13 @@ class Options:
             keep=False,
         )
 
+    def on_cluster(self, brokers: int) -> None:
+        """Run on ``brokers`` nodes; a short run gets the time their JVMs take to start (and one to restart)."""
+        self.brokers = brokers
+        if self.budget is not None:
+            self.budget += 180.0
+            self.startup_timeout += 60.0
+
 
 @dataclass
 class Figures:
@@ -115,6 +130,8 @@ class Figures:
     kills: Counter[str] = field(default_factory=Counter)
     leader_kills: int = 0
     broker_restarts: list[tuple[str, float]] = field(default_factory=list)  # (clean|kill, seconds away)
+    # per node killed on a cluster: (what was killed, the busiest topic, seconds to its next committed write)
+    failovers: list[tuple[str, str, float | None]] = field(default_factory=list)
     pods_created: int = 0
     pods_deleted: int = 0
     claims_created: int = 0
@@ -139,6 +156,10 @@ class ChaosRun:
         self.supervisor = Supervisor(logs=self.work / "logs")
         self.supervisor.on_crash = self._on_crash
         self.broker: Broker | None = None
+        self.cluster: Cluster | None = None
+        self.probe: AckProbe | None = None
+        self.probe_task: asyncio.Task[None] | None = None
+        self.probe_read: dict[int, bytes | None] | None = None
         self.bus: Bus | None = None
         self.view: LiveView | None = None
         self.writer: Writer | None = None
@@ -192,7 +213,12 @@ class ChaosRun:
     async def _start_up(self) -> None:
         o = self.o
         self.say(f"work directory {self.work} (component logs in {self.work / 'logs'})")
-        if o.bus == "kafka":
+        if o.bus == "kafka" and o.brokers > 1:
+            self.cluster = Cluster(self.work / "kafka", o.brokers)
+            took = await self.cluster.start()
+            url = f"kafka://{self.cluster.bootstrap}"
+            self.say(f"Kafka cluster of {o.brokers} nodes on {self.cluster.bootstrap} in {took:.1f}s")
+        elif o.bus == "kafka":
             self.broker = Broker(self.work / "kafka", free_port())
             took = await self.broker.start()
             url = f"kafka://{self.broker.bootstrap}"
@@ -203,6 +229,10 @@ class ChaosRun:
         self.bus = open_bus(url)
         await self.bus.start()
         await self.bus.ensure_topics(declarations())
+        if o.bus == "kafka":
+            await self.bus.ensure_topics([ACKS_SPEC])
+            self.probe = AckProbe(self.bus)
+            self.probe_task = asyncio.create_task(self.probe.run(), name="acks-probe")
         specs = self._specs(url)
         await self.supervisor.start_all(specs)
         self.say(f"started {len(specs)} component processes: {', '.join(s.name for s in specs)}")
@@ -308,13 +338,18 @@ class ChaosRun:
             f"churn for {seconds:.0f}s: {o.pods} pods in {len(self.items)} items "
             f"({', '.join(f'{k} {n}' for k, n in Counter(i.kind for i in self.items).items())}), "
             f"a kill every ~{o.kill_interval:g}s"
-            + (f", a broker restart every {o.broker_restart_interval:g}s" if o.bus == "kafka" else "")
+            + (f", a broker restart every {o.broker_restart_interval:g}s" if self.broker is not None else "")
+            + (f", a node of {o.brokers} killed every {o.broker_restart_interval:g}s" if self.cluster else "")
         )
         chaos = [
             asyncio.create_task(self._kills(), name="kills"),
             asyncio.create_task(self._progress(), name="progress"),
         ]
-        broker = asyncio.create_task(self._broker_restarts(seconds), name="broker") if o.bus == "kafka" else None
+        broker = None
+        if self.cluster is not None:
+            broker = asyncio.create_task(self._node_kills(seconds), name="broker")
+        elif o.bus == "kafka":
+            broker = asyncio.create_task(self._broker_restarts(seconds), name="broker")
         try:
             await self._feed(seconds)
         finally:
@@ -453,6 +488,60 @@ class ChaosRun:
             self.say(f"broker back on {self.broker.bootstrap} after {away:.1f}s")
             n += 1
 
+    async def _node_kills(self, seconds: float) -> None:
+        """SIGKILL one node of the cluster at a time and start it again; every second one leads the busiest topic."""
+        assert self.cluster is not None
+        interval = min(self.o.broker_restart_interval, seconds * 0.4)
+        last_start = time.monotonic() + seconds * 0.75  # a restart late in the churn would eat the settling
+        n = 0
+        while True:
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(interval):
+                    await self._churn_over.wait()
+                return
+            if time.monotonic() > last_start:
+                await self._churn_over.wait()
+                return
+            topic, end = await self._busiest_topic()
+            leader = await self.cluster.leader(topic) if topic else None
+            if n % 2 == 0 and leader is not None:
+                node, what = leader, f"node {leader} (leader of {topic})"
+            else:
+                node = self.rng.randint(1, self.cluster.nodes)
+                what = f"node {node}" + (f" (leader of {topic})" if node == leader else "")
+            self.say(f"SIGKILL Kafka {what}; back in {self.o.broker_downtime:g}s")
+            killed = time.monotonic()
+            gap = asyncio.create_task(self._next_write(topic, end, killed)) if topic else None
+            away = await self.cluster.restart_node(node, hard=True, downtime=self.o.broker_downtime)
+            to_next = await gap if gap is not None else None
+            self.figures.broker_restarts.append((f"kill node {node}", away))
+            self.figures.failovers.append((what, topic or "-", to_next))
+            after = f"{to_next:.1f}s" if to_next is not None else "not within 60s"
+            self.say(f"Kafka node {node} back after {away:.1f}s; the next write on {topic} came {after} after the kill")
+            n += 1
+
+    async def _busiest_topic(self) -> tuple[str | None, int]:
+        """The declared topic with the most records so far, and its end offset (None when none answers)."""
+        assert self.bus is not None
+        ends = {}
+        for spec in declarations():
+            with contextlib.suppress(BusError):
+                ends[spec.name] = await self.bus.end_offset(spec.name)
+        if not ends:
+            return None, 0
+        topic = max(ends, key=lambda name: ends[name])
+        return topic, ends[topic]
+
+    async def _next_write(self, topic: str, end: int, since: float, *, timeout: float = 60.0) -> float | None:
+        """Seconds from ``since`` until ``topic``'s end offset passes ``end`` (a write committed there)."""
+        assert self.bus is not None
+        while time.monotonic() - since < timeout:
+            with contextlib.suppress(BusError):
+                if await self.bus.end_offset(topic) > end:
+                    return time.monotonic() - since
+            await asyncio.sleep(0.05)
+        return None
+
     async def _progress(self) -> None:
         while True:
             await asyncio.sleep(10.0)
@@ -554,9 +643,26 @@ class ChaosRun:
         self.figures.records = len(records)
         self.figures.malformed = sum(1 for r in records if r.type == MALFORMED)
         self.say(f"check: read {len(records)} records of objects; checking {len(INVARIANTS)} invariants")
-        return check_all(records, self.writer.acknowledged) + check_views(records, lists)
+        found = check_all(records, self.writer.acknowledged) + check_views(records, lists)
+        if self.probe is not None:
+            await self._stop_probe()
+            self.probe_read = await read_back(self.bus)
+            self.say(
+                f"check: read {len(self.probe_read)} records of {ACKS_SPEC.name}; "
+                f"{len(self.probe.acked)} were acknowledged"
+            )
+            found += check_acks_kept(self.probe.acked, self.probe_read)
+        return found
+
+    async def _stop_probe(self) -> None:
+        if self.probe_task is not None:
+            self.probe_task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await self.probe_task
+            self.probe_task = None
 
     async def _shut_down(self) -> None:
+        await self._stop_probe()
         if self.view is not None:
             with contextlib.suppress(Exception):
                 await self.view.stop()
@@ -571,6 +677,9 @@ class ChaosRun:
         if self.broker is not None:
             with contextlib.suppress(Exception):
                 await self.broker.stop()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                await self.cluster.stop()
 
     # -- the report ---------------------------------------------------------------
 
@@ -579,7 +688,8 @@ class ChaosRun:
         lines = ["chaos: summary"]
         total = time.monotonic() - self.started
         lines.append(f"  time {total:.1f}s (" + ", ".join(f"{k} {v:.1f}s" for k, v in f.phases.items()) + ")")
-        lines.append(f"  bus {o.bus}; {o.nodes} nodes x {o.devices} GPUs; seed {o.seed}; work directory {self.work}")
+        bus = f"{o.bus} ({o.brokers} brokers)" if o.bus == "kafka" else o.bus
+        lines.append(f"  bus {bus}; {o.nodes} nodes x {o.devices} GPUs; seed {o.seed}; work directory {self.work}")
         lines.append(
             f"  workload: {len(self.items)} items, pods created {f.pods_created}, deleted {f.pods_deleted}; "
             f"shared claims created {f.claims_created}, deleted {f.claims_deleted}"
@@ -595,6 +705,14 @@ class ChaosRun:
         lines.append(f"  kills: {sum(f.kills.values())} ({kills}); committer leader killed {f.leader_kills} times")
         restarts = ", ".join(f"{how} {away:.1f}s away" for how, away in f.broker_restarts)
         lines.append(f"  broker restarts: {len(f.broker_restarts)}" + (f" ({restarts})" if restarts else ""))
+        for what, topic, to_next in f.failovers:
+            after = f"{to_next:.1f}s" if to_next is not None else "none within 60s"
+            lines.append(f"    killed {what}: next committed write on {topic} {after} after the kill")
+        if self.probe is not None:
+            read = "not read back" if self.probe_read is None else f"{len(self.probe_read)} read back"
+            lines.append(
+                f"  acks probe: {len(self.probe.acked)} writes acknowledged, {self.probe.failures} not; {read}"
+            )
         crashed = {n: c.crashes for n, c in self.supervisor.components.items() if c.crashes}
         lines.append(
             f"  components that exited on their own: {sum(len(c) for c in crashed.values())} "
@@ -610,13 +728,15 @@ class ChaosRun:
         runner = own.ru_utime + own.ru_stime
         components = children.ru_utime + children.ru_stime
         broker = self.broker.cpu_seconds if self.broker is not None else 0.0
+        broker += self.cluster.cpu_seconds if self.cluster is not None else 0.0
         cpu = runner + components + broker
         lines.append(
             f"  cpu: {cpu:.0f}s in all = {cpu / max(total, 1e-9):.2f} cores on average "
             f"(components {components:.0f}s, broker {broker:.0f}s, this run {runner:.0f}s)"
         )
         by = Counter(v.invariant for v in violations)
-        names = [*INVARIANTS, WRITES_ACKNOWLEDGED] + ([RUN_COMPLETED] if by[RUN_COMPLETED] else [])
+        names = [*INVARIANTS, *([ACKS_KEPT] if self.probe is not None else []), WRITES_ACKNOWLEDGED]
+        names += [RUN_COMPLETED] if by[RUN_COMPLETED] else []
         lines.append("  invariants: " + ", ".join(f"{n} {'ok' if not by[n] else by[n]}" for n in names))
         if violations:
             lines.append("  violations:")
@@ -664,6 +784,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--short", action="store_true", help="the CI size: 2 nodes, 40 pods, about 2 minutes in all")
     p.add_argument("--bus", choices=("kafka", "embedded"), default="kafka", help="Kafka (default) or the embedded log")
+    p.add_argument(
+        "--brokers",
+        type=int,
+        default=1,
+        help="Kafka nodes (default 1); 3: a cluster that loses one node at a time (the busiest topic's leader too) "
+        "every --broker-restart-interval seconds",
+    )
     p.add_argument("--nodes", type=int, help="nodes, each with a driver and a node agent process (default 50)")
     p.add_argument("--devices", type=int, help="GPUs per node (default 8)")
     p.add_argument("--pods", type=int, help="pods created over the run (default 2000)")
@@ -699,6 +826,12 @@ def options_from(args: argparse.Namespace) -> Options:
     if args.budget is not None:
         o.budget = args.budget or None
     o.bus = args.bus
+    if args.brokers < 1:
+        raise SystemExit("ops/chaos: --brokers must be at least 1")
+    if args.brokers > 1:
+        if args.bus != "kafka":
+            raise SystemExit("ops/chaos: --brokers is for --bus kafka")
+        o.on_cluster(args.brokers)
     o.writes = ("rest", "log") if args.writes == "mixed" else (args.writes,)
     o.seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 31)
     o.work = args.work

@@ -23,6 +23,7 @@ from services.kube.structured import Features
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
 from services.scheduler.dra.binding_conditions import validate_binding_timeout
+from services.scheduler.plugins.dynamic_resources_args import PluginArgsError, filter_timeout
 from services.scheduler.queue import (
     DEFAULT_POD_INITIAL_BACKOFF,
     DEFAULT_POD_MAX_BACKOFF,
@@ -66,6 +67,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="DynamicResourcesArgs bindingTimeout: how long PreBind waits for devices' binding conditions "
         "(DRADeviceBindingConditions; at least 1, default 600)",
     )
+    p.add_argument(
+        "--dynamic-resources-filter-timeout-seconds",
+        type=float,
+        default=None,
+        help="DynamicResources' filterTimeout: longest allocation attempt per node in Filter, 0 for none "
+        "(default 10 with DRASchedulerFilterTimeout on)",
+    )
     p.set_defaults(run=run)
 
 
@@ -76,9 +84,14 @@ def config_from(args: argparse.Namespace) -> SchedulerConfig:
     )
     if refused is not None:
         raise SystemExit(f"invalid --binding-timeout-seconds: {refused}")
+    try:
+        filter_timeout(gates, args.dynamic_resources_filter_timeout_seconds)
+    except PluginArgsError as err:
+        raise SystemExit(f"invalid DynamicResources args: {err}") from None
     return SchedulerConfig(
         gates=gates,
         binding_timeout=args.binding_timeout_seconds,
+        dra_filter_timeout=args.dynamic_resources_filter_timeout_seconds,
         pod_initial_backoff=args.pod_initial_backoff_seconds,
         pod_max_backoff=args.pod_max_backoff_seconds,
         pod_max_in_unschedulable_pods_duration=args.pod_max_in_unschedulable_pods_duration,

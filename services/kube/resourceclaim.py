@@ -181,17 +181,20 @@ def reserved_for(claim: Obj) -> list[Mapping[str, Any]]:
     return list((claim.get("status") or {}).get("reservedFor") or ())
 
 
-def can_be_reserved(claim: Obj) -> bool:
-    """Whether the claim could be reserved for one more consumer (fewer than the reservedFor limit hold it).
+def can_be_reserved(claim: Obj, *, limit: int | None = RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE) -> bool:
+    """Whether the claim could be reserved for one more consumer (fewer than ``limit`` hold it).
 
     Kubernetes 1.31's ``resourceclaim.CanBeReserved`` returns true ("currently
     no restrictions on sharing") and leaves the limit to API validation, which
     rejects a ``reservedFor`` with more entries; checking it here reaches the
-    same outcome without a write that must fail. Whether a claim being deleted
-    or deallocated may take new consumers is a different question, asked by
-    the callers that need it.
+    same outcome without a write that must fail. ``limit=None`` is Kubernetes'
+    function as it is: the 1.37 scheduler leaves the limit (256) to the write,
+    so the consumer past it fails in PreBind with validation's message, as in
+    kube's own integration test. Whether a claim being deleted or deallocated
+    may take new consumers is a different question, asked by the callers that
+    need it.
     """
-    return len(reserved_for(claim)) < RESOURCE_CLAIM_RESERVED_FOR_MAX_SIZE
+    return limit is None or len(reserved_for(claim)) < limit
 
 
 def claim_pod_owner_uids(claim: Obj) -> Iterable[str]:

@@ -12,7 +12,11 @@ the state of the log now and says what a person needs to act:
   match the class and selectors, on how many nodes, how many are free, and
   which count or ``matchAttribute`` constraint fails on how many nodes —
   computed by the allocator the scheduler uses
-  (`services.kube.structured.diagnosis`).
+  (`services.kube.structured.diagnosis`), at the release the scheduler runs
+  by default (1.37: a partitionable device whose shared counters are used up
+  shows as "counters exhausted");
+- for an allocated claim with prioritized lists: the subrequest it got
+  ("subrequest chosen").
 
 Claims are looked at in the order and with the checks of the DynamicResources
 plugin (PreEnqueue, then PreFilter). Pure: an `ObjectState` in, a `Pending`
@@ -41,7 +45,17 @@ from services.kube.resourceclaim import (
 )
 from services.kube.structured import SliceIndex
 from services.kube.structured.allocator import Features
-from services.kube.structured.diagnosis import COUNT, FITS, TAINT, NodeFit, RequestSummary, diagnose_node, summarize
+from services.kube.structured.diagnosis import (
+    COUNT,
+    COUNTERS,
+    FITS,
+    TAINT,
+    NodeFit,
+    RequestSummary,
+    chosen_subrequests,
+    diagnose_node,
+    summarize,
+)
 from services.replay.state import ObjectState
 from services.scheduler.dra.assume_cache import allocated_device_ids
 from services.scheduler.dra.binding_conditions import pending_reasons
@@ -49,6 +63,7 @@ from services.scheduler.dra.binding_conditions import pending_reasons
 RESOURCE_GROUP = "resource.k8s.io"
 VERDICT_WORDS = {
     COUNT: "not enough free devices",
+    COUNTERS: "counters exhausted",
     "constraint": "a constraint cannot be met",
     "together": "the claims do not fit at once",
     TAINT: "taint not tolerated",
@@ -122,6 +137,9 @@ def _lookup(pod: Mapping[str, Any], state: ObjectState, out: Pending) -> list[Ma
             ]
             if devices:
                 where = f": {', '.join(devices)}"
+            chosen = chosen_subrequests(claim)
+            if chosen:
+                where += f"; subrequest chosen: {', '.join(chosen)}"
             if not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
                 out.claims.append(
                     f"claim {claim_key(claim)}: allocated{where}; in use by too many — resourceclaim in use"

@@ -36,6 +36,9 @@ def _device_lines(allocation: Mapping[str, Any]) -> list[str]:
     for result in results:
         device = f"{result.get('driver', '')}/{result.get('pool', '')}/{result.get('device', '')}"
         extra = " (admin access)" if result.get("adminAccess") else ""
+        request, slash, sub = str(result.get("request", "")).partition("/")
+        if slash:
+            extra += f" (subrequest chosen: {sub} of {request})"
         lines.append(f"request {result.get('request', '')}: {device}{extra}")
     return lines
 

@@ -52,6 +52,7 @@ DEFAULT_SCORE_WEIGHTS: Mapping[str, int] = {
     names.NODE_AFFINITY: 2,
     names.NODE_RESOURCES_FIT: 1,
     names.NODE_RESOURCES_BALANCED_ALLOCATION: 1,
+    names.DYNAMIC_RESOURCES: 2,  # 1.37's applyDynamicResources (its Score ranks prioritized-list subrequests)
 }
 
 

@@ -74,6 +74,7 @@ from services.scheduler.metrics import SchedulerMetrics
 from services.scheduler.outbox import Outbox
 from services.scheduler.plugins.default_binder import DefaultBinder
 from services.scheduler.plugins.dynamic_resources import DynamicResources
+from services.scheduler.plugins.dynamic_resources_args import filter_timeout
 from services.scheduler.pod_condition import ConditionWriter
 from services.scheduler.profile import Profile, default_plugins
 from services.scheduler.queue import (
@@ -198,6 +199,7 @@ class SchedulerConfig:
     leader_election: LeaderElectionConfig | None = None  # None: schedule at once, as --leader-elect=false
     # DynamicResourcesArgs.bindingTimeout in seconds (DRADeviceBindingConditions); None: 600 s.
     binding_timeout: float | None = None
+    dra_filter_timeout: float | None = None  # DynamicResourcesArgs.filterTimeout, seconds (None: its default)
 
 
 def build_core(
@@ -229,6 +231,7 @@ def build_core(
         control_plane_controller=control_plane_controller,
         features=features,
         binding_conditions=BindingConditions(enabled=features.binding_conditions, timeout=binding_timeout),
+        filter_timeout=filter_timeout(gates, config.dra_filter_timeout),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
     core = SchedulerCore(

@@ -3,7 +3,10 @@
 The run starts its own broker (it must restart it on the same data directory
 and port), so it needs what the other Kafka tests need: Java and the broker
 jars that ``ops/test`` fetches. It is marked ``kafka`` and gated like them. The
-embedded-log variant (process kills only) is marked ``e2e``.
+embedded-log variant (process kills only) is marked ``e2e``. The
+three-broker variant (``--brokers 3``) starts a cluster of its own and SIGKILLs
+the leader of the busiest topic while components are killed; it needs a few
+minutes more for three JVMs to start on a busy machine.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 LAST_LINE = re.compile(r"^chaos: kills=(\d+) broker_restarts=(\d+) violations=(\d+)$")
+LEADER_KILLED = re.compile(r"^    killed node \d \(leader of \w+\): next committed write on \w+ \d+\.\d+s after the kill$", re.M)
 # --short fits in 3 minutes on 2 cores; the test allows for a slower machine before calling it stuck.
 RUN_TIMEOUT_S = 600
 
@@ -49,6 +53,18 @@ def test_short_chaos_run_on_kafka(kafka_bootstrap: str) -> None:
     assert status == 0
     assert kills >= 1
     assert restarts >= 1
+
+
+@pytest.mark.kafka
+@pytest.mark.timeout(RUN_TIMEOUT_S + 60)
+def test_short_chaos_run_on_three_brokers(kafka_bootstrap: str) -> None:
+    output, status, kills, restarts, violations = run_chaos("--bus", "kafka", "--brokers", "3")
+    assert violations == 0, output[-8000:]
+    assert status == 0
+    assert kills >= 1
+    assert restarts >= 1
+    assert LEADER_KILLED.search(output), output[-8000:]  # the busiest topic's leader died, and writes went on
+    assert "acks-kept ok" in output  # every acknowledged probe write was read back
 
 
 @pytest.mark.e2e

@@ -404,3 +404,27 @@ def _get(obj: Any, key: str) -> Any:
 def _pop(obj: Any, key: str) -> None:
     if isinstance(obj, dict):
         obj.pop(key, None)
+
+
+def drop_deallocated_status_devices(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
+    """1.37's ``dropDeallocatedStatusDevices`` (ResourceClaim status strategy).
+
+    A status update that deallocates devices drops their ``status.devices``
+    entries, so that a client unaware of device status (the resourceclaim
+    controller clearing an allocation) does not leave stale entries that
+    validation would refuse. Applies with DRAResourceClaimDeviceStatus on, or
+    when the old claim already has device status.
+    """
+    old_status = _get(old, "status")
+    if not gates.enabled(DRA_RESOURCE_CLAIM_DEVICE_STATUS) and not _get(old_status, "devices"):
+        return
+    status = _get(new, "status")
+    if not isinstance(status, dict) or not isinstance(status.get("devices"), list):
+        return
+
+    def shared_id(entry: Any) -> tuple[Any, ...]:
+        return tuple(_get(entry, key) for key in ("driver", "pool", "device", "shareID"))
+
+    deallocated = {shared_id(r) for r in _results(old_status)} - {shared_id(r) for r in _results(status)}
+    if deallocated:
+        status["devices"] = [d for d in status["devices"] if shared_id(d) not in deallocated]

@@ -15,7 +15,7 @@ from services.api.admission.admin_access import admin_access_errors, checks_admi
 from services.api.admission.chain import Attributes, View
 from services.api.admission.defaults import apply_defaults
 from services.api.admission.defaults_stored import apply_stored_defaults
-from services.api.admission.gated_fields import drop_disabled_fields
+from services.api.admission.gated_fields import drop_deallocated_status_devices, drop_disabled_fields
 from services.api.admission.validation import (
     validate_create,
     validate_pod_binding,
@@ -26,6 +26,8 @@ from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP, V1ALPHA3
 from services.kube.feature_gates import DEFAULT_RELEASE, FeatureGates
 from services.kube.resource_limits import LIMITS_1_31, LIMITS_1_37
+
+CLAIM = (RESOURCE_GROUP, "ResourceClaim")
 
 
 @dataclass
@@ -46,6 +48,9 @@ class DropDisabledFields:
     def admit(self, attrs: Attributes, view: View) -> None:
         if attrs.new is not None and attrs.subresource in ("", "status"):
             drop_disabled_fields(attrs.resource, attrs.new, attrs.old, self.gates)
+        rt = attrs.resource
+        if attrs.new is not None and attrs.subresource == "status" and (rt.group, rt.kind) == CLAIM:
+            drop_deallocated_status_devices(attrs.new, attrs.old, self.gates)
 
 
 @dataclass

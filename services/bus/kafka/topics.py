@@ -1,6 +1,10 @@
 """Topic declarations on Kafka: create what is missing, verify the rest.
 
-Missing topics are created with their declared partitions and settings. An
+Missing topics are created with their declared partitions and settings,
+replicated min(3, brokers) ways (or as the bus URL's ``replication_factor``
+says); a topic with three or more replicas also gets ``min.insync.replicas=2``
+unless it declares its own, so that with producers' ``acks=all`` an
+acknowledged write is on two brokers and survives losing either. An
 existing topic is described (partition count from metadata, settings from
 DescribeConfigs) and every difference from its declaration is reported in one
 `TopicMismatch`: a differing topic is never used silently.
@@ -9,7 +13,7 @@ DescribeConfigs) and every difference from its declaration is reported in one
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from aiokafka.admin import NewTopic
 from aiokafka.admin.config_resource import ConfigResource, ConfigResourceType
@@ -20,6 +24,20 @@ from services.bus.port import BusError, TopicMismatch, TopicSpec
 
 TOPIC_ALREADY_EXISTS = 36
 CREATE_WAIT_S = 15.0
+MIN_INSYNC = "min.insync.replicas"
+
+
+def replication(brokers: int, *, configured: int = 0) -> int:
+    """The replication factor of a new topic: ``configured`` when set (> 0), else min(3, brokers), at least 1."""
+    return configured if configured > 0 else max(1, min(3, brokers))
+
+
+def creation_config(declared: Mapping[str, str], *, replicas: int) -> dict[str, str]:
+    """A new topic's settings: its declaration, plus ``min.insync.replicas=2`` from three replicas on."""
+    config = dict(declared)
+    if replicas >= 3:
+        config.setdefault(MIN_INSYNC, "2")
+    return config
 
 
 def normalize(key: str, value: str) -> str:
@@ -64,13 +82,14 @@ async def ensure_topics(context: KafkaContext, specs: Sequence[TopicSpec]) -> No
 
 
 async def _create(context: KafkaContext, specs: Sequence[TopicSpec]) -> None:
-    replication = context.settings.replication_factor
-    if replication <= 0:
-        with translated("describing the cluster"):
-            cluster = await context.admin.describe_cluster()
-        replication = max(1, min(3, len(cluster.get("brokers", ()))))
+    replicas = context.settings.replication_factor
+    if replicas <= 0:
+        cluster = await context.admin_call("describing the cluster", context.admin.describe_cluster)
+        replicas = replication(len(cluster.get("brokers", ())))
     new = [
-        NewTopic(context.stored(s.name), s.partitions, replication, topic_configs=dict(s.config))
+        NewTopic(
+            context.stored(s.name), s.partitions, replicas, topic_configs=creation_config(s.config, replicas=replicas)
+        )
         for s in specs
     ]
     with translated("creating topics"):
@@ -105,8 +124,7 @@ async def _wait_for(context: KafkaContext, topics: set[str]) -> dict[str, int]:
 
 async def _describe(context: KafkaContext, topics: list[str]) -> dict[str, dict[str, str]]:
     resources = [ConfigResource(ConfigResourceType.TOPIC, t) for t in topics]
-    with translated("describing topic configs"):
-        responses = await context.admin.describe_configs(resources)
+    responses = await context.admin_call("describing topic configs", lambda: context.admin.describe_configs(resources))
     found: dict[str, dict[str, str]] = {}
     for response in responses:
         for resource in response.resources:

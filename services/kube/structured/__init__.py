@@ -8,6 +8,7 @@ from services.kube.node_selectors import NodeSelector, NodeSelectorError
 from services.kube.structured.allocator import (
     ALLOCATION_RESULTS_MAX_SIZE,
     AllocatedState,
+    AllocationAborted,
     AllocationError,
     Allocator,
     Features,
@@ -19,6 +20,7 @@ from services.kube.structured.selectors import DeviceEntry, DeviceKey, SelectorC
 __all__ = [
     "ALLOCATION_RESULTS_MAX_SIZE",
     "AllocatedState",
+    "AllocationAborted",
     "AllocationError",
     "Allocator",
     "DeviceEntry",

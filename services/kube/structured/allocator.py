@@ -92,6 +92,10 @@ class AllocationError(Exception):
     """Allocation cannot proceed because of invalid input; ``str()`` is Kubernetes' message."""
 
 
+class AllocationAborted(Exception):
+    """``expired`` said stop (the scheduler's Filter timeout); Go's ``filter operation aborted``."""
+
+
 @dataclass(frozen=True, slots=True)
 class Features:
     """Feature gates (and release) the allocator honours; ``Features()`` is Kubernetes 1.31.
@@ -264,14 +268,20 @@ class Allocator:
 
     # ------------------------------------------------------------------ API
 
-    def allocate(self, node: Mapping[str, Any] | None) -> list[dict[str, Any]] | None:
+    def allocate(
+        self, node: Mapping[str, Any] | None, *, expired: Callable[[], bool] | None = None
+    ) -> list[dict[str, Any]] | None:
         """One wire-form AllocationResult per claim, None without a solution.
 
         Raises `AllocationError` for input that makes allocation impossible
         anywhere (unknown class, CEL errors, an ``All`` request on an
-        incomplete pool, too many devices, ...).
+        incomplete pool, too many devices, ...). ``expired`` is asked before
+        every device the search places, as Go's ``allocateOne`` checks its
+        context; when it says True the search stops with `AllocationAborted`.
         """
-        return _Run(self, node).run()
+        run = _Run(self, node)
+        run.expired = expired
+        return run.run()
 
     def matching_devices(self, node: Mapping[str, Any] | None) -> list[RequestMatch]:
         """Per request of every claim, in order: the node's devices it matches and how many of those are free.
@@ -367,6 +377,7 @@ class _Run:
         self.allocating_capacity: dict[DeviceID, dict[str, Fraction]] = {}
         self.allocating_shares: dict[DeviceID, int] = {}
         self.taint_rules = self.f.device_taints and bool(allocator.device_taints)
+        self.expired: Callable[[], bool] | None = None
 
     # ------------------------------------------------------------ set up
 
@@ -807,6 +818,8 @@ class _Run:
         raise _MaxSize
 
     def search(self, request: _Request, group_index: int, device_index: int, lower_bound: int) -> bool:
+        if self.expired is not None and self.expired():
+            raise AllocationAborted("filter operation aborted")
         if device_index >= request.num_devices:
             if request.all_devices is not None and not request.all_devices and self.f.kube_1_37:
                 return False  # 1.33: "All" needs at least one device.

@@ -11,11 +11,17 @@ the verdicts), never a second copy of its rules:
 - ``count``: a request needs more devices than are free on the node;
 - ``constraint``: every request has enough free devices, but no choice of
   them agrees on a ``matchAttribute`` (named);
+- ``counters``: enough devices are free, but the partitionable devices among
+  them need more of their pool's shared counters than the allocated devices
+  left (``DRAPartitionableDevices``; the allocator's own counter accounting);
 - ``taint``: enough devices are free, but too few without a NoSchedule or
   NoExecute taint the request does not tolerate (DRADeviceTaints);
 - ``together``: each claim (or request) fits alone, not all at once;
 - ``error``: the allocator refused the input (its message, Kubernetes' words);
 - ``fits``: the claims can be allocated on the node now.
+
+For a claim that is allocated, `chosen_subrequests` says which alternative of
+each prioritized list (``firstAvailable``) it got.
 
 Pure: wire-form objects in, values out; nothing is modified.
 """
@@ -26,13 +32,15 @@ from collections.abc import Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from services.kube import quantity as q
 from services.kube.structured.allocator import AllocationError, Allocator, Features, RequestMatch, claim_ref
-from services.kube.structured.pools import DeviceID, SliceIndex
+from services.kube.structured.pools import DeviceID, Pool, PoolError, SliceIndex
 from services.kube.structured.selectors import SelectorCache
 
 FITS = "fits"
 COUNT = "count"
 CONSTRAINT = "constraint"
+COUNTERS = "counters"
 TOGETHER = "together"
 TAINT = "taint"
 ERROR = "error"
@@ -93,6 +101,82 @@ def _count_text(match: RequestMatch) -> str:
     )
 
 
+def _ordinal(n: int) -> str:
+    suffix = "th" if 10 <= n % 100 <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return f"{n}{suffix}"
+
+
+def chosen_subrequests(claim: Mapping[str, Any]) -> list[str]:
+    """Per prioritized list of an allocated claim, the subrequest its allocation took, e.g. ``gpu/one (2nd of 2)``."""
+    results = ((claim.get("status") or {}).get("allocation") or {}).get("devices") or {}
+    allocated = {str(r.get("request", "")) for r in results.get("results") or ()}
+    out: list[str] = []
+    for request in ((claim.get("spec") or {}).get("devices") or {}).get("requests") or ():
+        alternatives = request.get("firstAvailable") or ()
+        for i, sub in enumerate(alternatives):
+            ref = f"{request.get('name', '')}/{sub.get('name', '')}"
+            if ref in allocated:
+                out.append(f"{ref} ({_ordinal(i + 1)} of {len(alternatives)})")
+                break
+    return out
+
+
+def _counter_shortfall(
+    allocator: Allocator, slices: SliceIndex, node: Mapping[str, Any], match: RequestMatch
+) -> str | None:
+    """Why too few of the request's free devices can be taken for their shared counters (None: enough can)."""
+    features = allocator.features
+    if not features.partitionable_devices or match.all_devices:
+        return None
+    try:
+        pools = {(p.driver, p.name): p for p in slices.pools_for(node, features.pool_mode)}
+    except PoolError:
+        return None  # the allocator reports it
+    fitting = 0
+    first_short = ""
+    for device_id in match.free:
+        pool = pools.get((device_id[0], device_id[1]))
+        short = _device_short(allocator, pool, device_id[2]) if pool is not None else ""
+        if not short:
+            fitting += 1
+        elif not first_short:
+            first_short = short
+    if fitting >= match.count or not first_short:
+        return None
+    return (
+        f"claim {match.claim}, request {match.request}: counters exhausted: "
+        f"{len(match.free) - fitting} of {len(match.free)} free matching device(s) need more shared counters "
+        f"than are left, e.g. {first_short}"
+    )
+
+
+def _device_short(allocator: Allocator, pool: Pool, device_name: str) -> str:
+    """What one device's ``consumesCounters`` lacks in its pool now ("" when it fits)."""
+    device = next(
+        (
+            d
+            for s in pool.slices
+            for d in (s.get("spec") or {}).get("devices") or ()
+            if str(d.get("name", "")) == device_name
+        ),
+        None,
+    )
+    consumes = ((device or {}).get("basic") or {}).get("consumesCounters") or ()
+    if not consumes:
+        return ""
+    left = allocator.available_counters(pool)
+    for consumption in consumes:
+        set_name = str(consumption.get("counterSet", ""))
+        for name, counter in (consumption.get("counters") or {}).items():
+            have = left.get(set_name, {}).get(name)
+            if have is None or have >= q.amount_value(counter.get("value", 0)):
+                continue
+            need = q.parse_wire_quantity(counter.get("value", 0))
+            left_text = q.canonical(have, fmt=need.format)
+            return f"device {pool.pool_id}/{device_name} needs {set_name}/{name} {need}, {left_text} left"
+    return ""
+
+
 def _taint_text(match: RequestMatch, tainted: Sequence[DeviceID]) -> str:
     names = ", ".join("/".join(d) for d in tainted[:3]) + (" …" if len(tainted) > 3 else "")
     return (
@@ -139,6 +223,9 @@ def diagnose_node(
         tainted = [d for d in match.free if d in match.untolerated]
         if tainted and len(match.free) - len(tainted) < match.count:
             return NodeFit(name, TAINT, _taint_text(match, tainted), matches)
+        shortfall = _counter_shortfall(allocator(claims), slices, node, match)
+        if shortfall is not None:
+            return NodeFit(name, COUNTERS, shortfall, matches)
     try:
         if allocator(claims).allocate(node) is not None:
             return NodeFit(name, FITS, "", matches)

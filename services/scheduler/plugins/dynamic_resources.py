@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import logging
+import time
 from collections.abc import Awaitable, Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +52,15 @@ from services.kube.resourceclaim import (
     claim_not_found,
     is_reserved_for_pod,
 )
-from services.kube.structured import AllocationError, Allocator, Features, PoolError, SelectorCache, SliceIndex
+from services.kube.structured import (
+    AllocationAborted,
+    AllocationError,
+    Allocator,
+    Features,
+    PoolError,
+    SelectorCache,
+    SliceIndex,
+)
 from services.runtime import backoff
 from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
@@ -66,16 +75,20 @@ from services.scheduler.dra.scheduling_context import (
     SchedulingContextError,
     status_for_claim,
 )
+from services.scheduler.dra.score import ScoreError, compute_score, has_prioritized_list
 from services.scheduler.equivalence_cache import UNCACHEABLE
 from services.scheduler.framework import (
+    MAX_NODE_SCORE,
     ClusterEventWithHint,
     CycleState,
+    NodeScore,
     NodeToStatus,
     Obj,
     Pod,
     PostFilterResult,
     QueueingHint,
     StateNotFoundError,
+    default_normalize_score,
 )
 from services.scheduler.node_info import NodeInfo
 from services.scheduler.plugins import names
@@ -163,16 +176,22 @@ class DynamicResources:
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
         remember: bool = True,
         binding_conditions: BindingConditions | None = None,
+        filter_timeout: float | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
 
         ``binding_conditions`` carries bindingTimeout (DRADeviceBindingConditions; by default as ``features`` say).
+        ``filter_timeout`` (seconds; None or 0: none) bounds the allocator's search per node in Filter
+        (DynamicResourcesArgs' ``filterTimeout`` with DRASchedulerFilterTimeout; ``clock`` measures it).
 
         ``remember=False`` runs the allocator for every node and pod (no allocation memo, no equivalence key).
         ``conflict_retry_delays`` fixes the pauses between conflict retries (tests); by default each
         retry loop draws them from client-go's ``retry.DefaultRetry`` (`backoff.retry_on_conflict`).
         """
         self.remember = remember
+        self.filter_timeout = filter_timeout or None
+        self._clock = clock
         self.enabled = enabled
         self.control_plane_controller = control_plane_controller
         self.client = client
@@ -307,10 +326,12 @@ class DynamicResources:
     def events_to_register(self) -> list[ClusterEventWithHint]:
         if not self.enabled:
             return []
+        # 1.37 also registers deletes: an allocated claim that is deleted frees its devices.
+        claim_deletes = ActionType.DELETE if self.features.kube_1_37 else ActionType.NONE
         events = [
             # Allocation is tracked in ResourceClaims, so any changes may make the pods schedulable.
             ClusterEventWithHint(
-                ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE),
+                ClusterEvent(Resource.RESOURCE_CLAIM, ActionType.ADD | ActionType.UPDATE | claim_deletes),
                 self.is_schedulable_after_claim_change,
             ),
             # Adding the ResourceClaim name to the pod status makes pods waiting for their claim schedulable.
@@ -379,7 +400,9 @@ class DynamicResources:
         expect_kind(old, "ResourceClaim")
         expect_kind(new, "ResourceClaim")
         if new is None:
-            return QueueingHint.QUEUE_SKIP  # deletes are not registered; nothing to gain from one
+            # 1.37: a deleted claim that still had an allocation (unusual: it is deallocated first) freed devices.
+            freed = self.features.kube_1_37 and old is not None and allocation(old) is not None
+            return QueueingHint.QUEUE if freed else QueueingHint.QUEUE_SKIP
         old_alloc = allocation(old) if old is not None else None
         deallocated = old_alloc is not None and not old_alloc.get("controller") and allocation(new) is None
         if not deallocated and not _may_reference(pod, new):
@@ -567,7 +590,7 @@ class DynamicResources:
             if claim_status.get("deallocationRequested"):
                 return None, unschedulable(MSG_MUST_BE_REALLOCATED)
             alloc = allocation(claim)
-            if alloc is not None and not can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
+            if alloc is not None and not self._can_be_reserved(claim) and not is_reserved_for_pod(pod, claim):
                 return None, unschedulable(MSG_IN_USE)
             if alloc is not None:
                 info.structured = not alloc.get("controller")
@@ -796,10 +819,26 @@ class DynamicResources:
                 remembered = self.memo.get(key)
                 if remembered is not MISSING:
                     return remembered
-        allocations = allocator.allocate(node)
+        try:
+            allocations = allocator.allocate(node, expired=self._expiry())
+        except AllocationAborted:
+            # Potentially transient: an Error (backoff), not a verdict on the node (kube 1.37).
+            raise AllocationError(f"node {name}: timed out trying to allocate devices") from None
         if key is not None:
             self.memo.put(key, allocations)
         return allocations
+
+    def _can_be_reserved(self, claim: Mapping[str, Any]) -> bool:
+        """1.31: checked ahead (32); 1.37: CanBeReserved as kube has it, the 256 limit is validation's."""
+        return can_be_reserved(claim, limit=None) if self.features.kube_1_37 else can_be_reserved(claim)
+
+    def _expiry(self) -> Callable[[], bool] | None:
+        """What tells the allocator that this node's filter timeout ran out (None without one)."""
+        if self.filter_timeout is None:
+            return None
+        clock = self._clock
+        deadline = clock() + self.filter_timeout
+        return lambda: clock() >= deadline
 
     # ----------------------------------------------------------- PostFilter
 
@@ -853,19 +892,49 @@ class DynamicResources:
         except (StateNotFoundError, TypeError) as err:
             return as_status(err)
         s.pre_scored = True
+        # Score can only tell nodes apart by the subrequests they got: without any, skip it.
+        scored = self.features.prioritized_list and s.allocator is not None and has_prioritized_list(s.claims)
+        done = None if scored else new_status(Code.SKIP)
         if not s.claims:
-            return None
+            return done
         pending = any(allocation(claim) is None and not s.infos[i].structured for i, claim in enumerate(s.claims))
         if not pending:
-            return None
+            return done
         node_names = [info.name for info in nodes]
         existing = s.scheduling.spec().get("potentialNodes") or []
         if s.scheduling.scheduling_ctx is not None and all(n in existing for n in node_names):
-            return None
+            return done
         if len(node_names) > POD_SCHEDULING_NODE_LIST_MAX_SIZE:
             # kube picks a random subset; a deterministic one keeps attempts reproducible.
             node_names = sorted(node_names)[:POD_SCHEDULING_NODE_LIST_MAX_SIZE]
         s.scheduling.potential_nodes = sorted(node_names)
+        return done
+
+    # ---------------------------------------------------------------- Score
+
+    def score(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> tuple[int, Status | None]:
+        """Nodes where earlier subrequests of prioritized lists fit score higher (``dra/score``)."""
+        if not self.enabled or not self.features.prioritized_list:
+            return 0, None
+        try:
+            s = self._state(state)
+        except (StateNotFoundError, TypeError) as err:
+            return 0, as_status(err)
+        if not s.claims:
+            return 0, None
+        allocations = s.node_allocations.get(node_info.name)
+        if allocations is None and s.recalled_allocations is not None and s.allocator is not None:
+            allocations = s.recalled_allocations(node_info.name)
+        if allocations is None:
+            return 0, None
+        try:
+            return compute_score(s.claims, allocations, to_allocate=[i.structured for i in s.infos]), None
+        except ScoreError as err:
+            return 0, as_status(err)
+
+    def normalize_score(self, state: CycleState, pod: Pod, scores: list[NodeScore]) -> Status | None:
+        if self.enabled:
+            default_normalize_score(MAX_NODE_SCORE, False, scores)
         return None
 
     # -------------------------------------------------------------- Reserve

@@ -299,6 +299,8 @@ async def run_plugin(
     if not unschedulable and potential:
         run.prescore = p.pre_score(h.state, pod, potential)
         run.reached.append("prescore")
+        if run.prescore is not None and run.prescore.code == Code.SKIP:
+            run.prescore = None  # Score has nothing to rank (no prioritized list); the framework skips it
         unschedulable = not ok(run.prescore)
     selected = potential[0].name if potential and not unschedulable else ""
     if selected:

@@ -489,7 +489,8 @@ async def test_potential_nodes_are_capped_at_128() -> None:
     _, status = h.plugin.pre_filter(h.state, pod, [])
     assert status is None
     nodes = [NodeInfo(make_node(f"n{i:03d}")) for i in range(200)]
-    assert h.plugin.pre_score(h.state, pod, nodes) is None
+    status = h.plugin.pre_score(h.state, pod, nodes)
+    assert status is not None and status.code == Code.SKIP  # a classic claim gives Score nothing to rank
     potential = h.plugin._state(h.state).scheduling.potential_nodes
     assert potential is not None and len(potential) == 128 and potential == sorted(potential)
 

@@ -148,14 +148,27 @@ def validate_device_request(
     return errs
 
 
-def validate_constraint(constraint: Any, path: str, names: Set[str]) -> list[FieldError]:
+def validate_constraint(
+    constraint: Any, path: str, names: Set[str], *, limits: ResourceLimits = LIMITS_1_31
+) -> list[FieldError]:
+    """One of ``matchAttribute`` or (1.34+, DRAConsumableCapacity) ``distinctAttribute``, as 1.37.2's
+    ``validateDeviceConstraint``; a field the gate disables was dropped before validation."""
     entry: Obj = constraint if isinstance(constraint, dict) else {}
     errs = validate_request_refs(entry, path, names)
     match_attribute = entry.get("matchAttribute")
-    if match_attribute is None:
-        errs.append(required(f"{path}.matchAttribute"))
-    else:
+    distinct_attribute = entry.get("distinctAttribute")
+    if match_attribute is not None:
         errs.extend(validate_fully_qualified_name(str(match_attribute), f"{path}.matchAttribute"))
+    elif distinct_attribute is not None:
+        errs.extend(validate_fully_qualified_name(str(distinct_attribute), f"{path}.distinctAttribute"))
+    elif limits.too_many:  # release 1.37, where DRAConsumableCapacity is on by default
+        errs.append(
+            required(
+                path, 'exactly one of "matchAttribute" or "distinctAttribute" is required, but multiple fields are set'
+            )
+        )
+    else:
+        errs.append(required(f"{path}.matchAttribute"))
     return errs
 
 
@@ -176,7 +189,7 @@ def validate_device_claim(
         validate_slice(
             items(devices, "constraints"),
             DEVICE_CONSTRAINTS_MAX_SIZE,
-            lambda c, p: validate_constraint(c, p, names),
+            lambda c, p: validate_constraint(c, p, names, limits=limits),
             f"{path}.constraints",
             limits=limits,
         )
