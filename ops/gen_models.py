@@ -52,6 +52,8 @@ class ModuleSpec:
     prefix: str  # definition-name prefix of the Go package
     roots: tuple[str, ...]  # definitions served (their closure within the package is generated)
     title: str  # what the module holds, for its docstring
+    # (release, definition, field): a later release's field a component already writes, typed from that release
+    backports: tuple[tuple[str, str, str], ...] = ()
 
 
 META = "io.k8s.apimachinery.pkg.apis.meta.v1."
@@ -94,6 +96,8 @@ MODULES: tuple[ModuleSpec, ...] = (
             )
         ),
         "core/v1 types draplane serves (k8s.io/api/core/v1, Kubernetes 1.31)",
+        # DRAExtendedResource: the scheduler records the claim it made for a pod's extended resources.
+        (("1.37", CORE + "PodStatus", "extendedResourceClaimStatus"),),
     ),
     ModuleSpec(
         "resource_v1alpha3",
@@ -219,10 +223,16 @@ class _Writer:
         self.base: set[str] = {"K8sStruct"}
         self.imports: dict[str, set[str]] = {}
         self.uses_field = False
+        self.extra: dict[str, Definition] = {}  # backported definitions (ModuleSpec.backports)
+        self.extra_release: dict[str, str] = {}
+
+    def _get(self, name: str) -> Definition:
+        found = self.extra.get(name)
+        return found if found is not None else self.defs.get(name)
 
     def annotation(self, tp: TypeRef) -> str:
         if tp.kind == "ref":
-            target = self.defs.get(tp.ref)
+            target = self._get(tp.ref)
             if target.scalar:
                 alias = _SCALAR_ALIASES[target.scalar]
                 self.base.add(alias)
@@ -265,7 +275,15 @@ class _Writer:
         lines = [f"class {definition.go_name}(K8sStruct):"]
         if not definition.properties:
             lines.append("    pass")
-        for wire, prop in definition.properties.items():
+        items = list(definition.properties.items())
+        backported = [
+            (wire, schemas(release).get(name).properties[wire])
+            for release, name, wire in self.spec.backports
+            if name == definition.name
+        ]
+        if backported:
+            items = sorted(items + backported, key=lambda item: item[0])
+        for wire, prop in items:
             attr = attr_name(wire)
             annotation = self.annotation(prop.type)
             optional = annotation if annotation == "RawJSON" else f"{annotation} | None"
@@ -278,7 +296,17 @@ class _Writer:
 
     def module(self) -> str:
         names = [n for n in self.defs.closure(self.spec.roots) if n.startswith(self.spec.prefix)]
-        definitions = sorted((self.defs.get(n) for n in names if not self.defs.get(n).scalar), key=lambda d: d.go_name)
+        for release, name, wire in self.spec.backports:
+            later = schemas(release)
+            for reached in later.closure(later.get(name).properties[wire].type.refs()):
+                if reached not in names and reached.startswith(self.spec.prefix):
+                    # Backported types are new in ``release``: absent from this module's own release.
+                    if reached in self.defs:
+                        raise ValueError(f"{reached} exists in Kubernetes {self.spec.release}: no backport needed")
+                    names.append(reached)
+                    self.extra[reached] = later.get(reached)
+                    self.extra_release[reached] = release
+        definitions = sorted((self._get(n) for n in names if not self._get(n).scalar), key=lambda d: d.go_name)
         body: list[str] = []
         for definition in definitions:
             body += ["", "", *self.struct(definition)]
@@ -290,6 +318,10 @@ class _Writer:
             f"(`services.api.types.schemas`, Kubernetes {self.spec.release}); do not edit. Every type the",
             "served kinds reach in this Go package, with every field; class names are the Go",
             "type names (decode errors print them). Conventions: docs/decisions/models.md.",
+            *(
+                f"Backported from Kubernetes {release}: {go_name(name)}.{wire} and the types it reaches."
+                for release, name, wire in self.spec.backports
+            ),
             '"""',
             "",
             "from __future__ import annotations",
@@ -309,6 +341,14 @@ class _Writer:
             f'K8S_RELEASE = "{self.spec.release}"',
             f'DEFINITION_PREFIX = "{self.spec.prefix}"',
         ]
+        if self.spec.backports:
+            types = ", ".join(f'"{go_name(n)}": "{r}"' for n, r in sorted(self.extra_release.items()))
+            fields = ", ".join(f'"{go_name(n)}.{w}": "{r}"' for r, n, w in self.spec.backports)
+            facts += [
+                "# Types and fields taken from a later release's schemas (ModuleSpec.backports).",
+                f"BACKPORTED_TYPES = {{{types}}}",
+                f"BACKPORTED_FIELDS = {{{fields}}}",
+            ]
         return "\n".join(head + facts + body) + "\n"
 
 

@@ -8,6 +8,9 @@ Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured pa
 - ``claim-template`` — SchedulingWithResourceClaimTemplate(Structured) 5000pods_500nodes:
   500 nodes with 10 devices each, 2,500 init pods (scheduled, not measured), then
   2,500 measured pods, each with one claim from a template.
+- ``extended-resource`` — 1.37's ExtendedResource Explicit_25classes (``extended_resource.py``): pods ask for
+  ``example.com/gpu-<i mod 25>`` and no claim; the scheduler creates one claim per pod. Printed beside
+  its CI threshold (120 pods/s).
 - ``steady-empty`` / ``steady-half`` / ``steady-full`` — SteadyStateClusterResourceClaimTemplate:
   10 pods with template claims are kept pending for ``--duration`` seconds; a
   bound pod is deleted (its claim released and deleted) and replaced at once.
@@ -71,6 +74,7 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
     sys.path.append(str(REPO))
 
 from ops.bench import dra_workloads as dra137  # noqa: E402
+from ops.bench import extended_resource  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import parse_bus_url, with_query  # noqa: E402
@@ -105,6 +109,8 @@ class Workload:
     init_claims: int = 0  # steady state: allocated claims taking devices before the measurement
     duration: float = 10.0
     objects: dra137.DraObjects | None = None  # a 1.37 workload's slices, class and claim (ops/bench/dra_workloads.py)
+    extended_classes: int = 0  # ExtendedResource: DeviceClasses with extended resource names; pods use those
+    ci_threshold: float | None = None  # kube-scheduler's scheduler_perf CI threshold (pods/s)
 
     @property
     def devices(self) -> int:
@@ -122,6 +128,15 @@ def workloads(nodes: int, pods: int | None, duration: float) -> dict[str, Worklo
             nodes,
             init_pods=init,
             measure_pods=measure,
+        ),
+        "extended-resource": Workload(
+            "extended-resource",
+            extended_resource.TITLE,
+            nodes,
+            init_pods=init,
+            measure_pods=measure,
+            extended_classes=extended_resource.CLASSES,
+            ci_threshold=extended_resource.CI_THRESHOLD,
         ),
         "steady-empty": Workload(
             "steady-empty", "SteadyStateClusterResourceClaimTemplate/empty", nodes, steady=True, duration=duration
@@ -385,12 +400,19 @@ class Loader:
     """Creates objects as admin, concurrently, and plays the claim controller for template pods."""
 
     def __init__(
-        self, client: Client, *, parallel: int, claim_controller: bool, objects: dra137.DraObjects | None = None
+        self,
+        client: Client,
+        *,
+        parallel: int,
+        claim_controller: bool,
+        objects: dra137.DraObjects | None = None,
+        extended_classes: int = 0,
     ) -> None:
         self.client = client
         self.claim_form = objects.stored_claim_form() if objects else None
         self.gate = asyncio.Semaphore(parallel)
         self.claim_controller = claim_controller
+        self.extended_classes = extended_classes
         self.claims: dict[str, str] = {}  # pod key -> claim name
 
     async def create_all(self, group: str, plural: str, objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -401,6 +423,12 @@ class Loader:
         return list(await asyncio.gather(*(one(o) for o in objects)))
 
     async def create_pod(self, ns: str, name: str) -> None:
+        if self.extended_classes:
+            index = extended_resource.index_of(name)
+            body = extended_resource.pod(ns, name, index=index, classes=self.extended_classes)
+            async with self.gate:
+                await self.client.create("", "pods", body)
+            return
         async with self.gate:
             created = await self.client.create("", "pods", pod(ns, name))
             if self.claim_controller:
@@ -450,7 +478,7 @@ class Result:
     cpu_s_per_pod: dict[str, float]
     cpu_s: dict[str, float]
     setup_s: float
-    threshold: str = ""  # kube-scheduler's CI threshold for the workload (1.37 workloads)
+    threshold: str = ""  # kube-scheduler's CI threshold for the workload (scheduler_perf workloads)
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -534,7 +562,11 @@ class Bench:
         client = Client(bus, user=ADMIN, informer=informer, timeout=60.0)
         await client.start()
         loader = Loader(
-            client, parallel=self.args.parallel, claim_controller=self.args.claim_controller, objects=w.objects
+            client,
+            parallel=self.args.parallel,
+            claim_controller=self.args.claim_controller,
+            objects=w.objects,
+            extended_classes=w.extended_classes,
         )
         try:
             setup_started = time.monotonic()
@@ -571,7 +603,7 @@ class Bench:
             cpu_s_per_pod={name: value / n if n else math.nan for name, value in cpu.items()},
             cpu_s=cpu,
             setup_s=setup_s,
-            threshold=dra137.threshold_text(w.objects, w.nodes) if w.objects else "",
+            threshold=threshold_text(w),
         )
 
     async def setup(self, loader: Loader) -> None:
@@ -589,6 +621,8 @@ class Bench:
             return
         await loader.create_all(RG, "resourceslices", [resource_slice(n, w.devices_per_node) for n in names])
         await loader.create_all(RG, "deviceclasses", [device_class()])
+        if w.extended_classes:
+            await loader.create_all(RG, "deviceclasses", extended_resource.device_classes(w.extended_classes))
         await loader.create_all(RG, "resourceclaimtemplates", [claim_template("init"), claim_template("test")])
         if w.init_claims:
             await self.allocate_init_claims(loader, names)
@@ -708,6 +742,15 @@ class Bench:
 # -- reporting ------------------------------------------------------------------------------------
 
 
+def threshold_text(w: Workload) -> str:
+    """kube-scheduler's CI threshold for the workload, for the report ("" when it is not a scheduler_perf one)."""
+    if w.objects is not None:
+        return dra137.threshold_text(w.objects, w.nodes)
+    if w.ci_threshold is not None:
+        return f"{w.ci_threshold:g} pods/s (scheduler_perf)"
+    return ""
+
+
 def report(result: Result) -> str:
     b = result.bucket_pods_per_s
     lat = result.latency_ms
@@ -752,7 +795,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--workload",
         action="append",
-        choices=["claim-template", "steady-empty", "steady-half", "steady-full", *dra137.DRA_1_37],
+        choices=["claim-template", "extended-resource", "steady-empty", "steady-half", "steady-full", *dra137.DRA_1_37],
         help="repeat for several (default: all)",
     )
     p.add_argument("--nodes", type=int, default=500, help="nodes with 10 devices each (default 500)")

@@ -189,7 +189,9 @@ class ResourceClaimController:
 
     def enqueue_pod(self, pod: Obj, *, deleted: bool) -> None:
         pod_claims = (pod.get("spec") or {}).get("resourceClaims") or ()
-        if not pod_claims:
+        # 1.37: the claim the scheduler made for extended resources is named in the status only.
+        extended = ((pod.get("status") or {}).get("extendedResourceClaimStatus") or {}).get("resourceClaimName")
+        if not pod_claims and not extended:
             return
         meta = _meta(pod)
         namespace = str(meta.get("namespace", ""))
@@ -205,6 +207,8 @@ class ResourceClaimController:
                     continue  # nothing was created, or the API changed (reported elsewhere)
                 if name is not None:
                     self.queue.add(f"{CLAIM_KEY_PREFIX}{namespace}/{name}")
+            if extended:
+                self.queue.add(f"{CLAIM_KEY_PREFIX}{namespace}/{extended}")
             # Nothing else to do for it. Kubernetes 1.31 still asks pod_needs_work here, so a
             # finished pod whose generated claim was just deleted (by this controller, because
             # the pod is done) gets the claim created again, which is deleted again, and so on

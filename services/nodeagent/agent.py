@@ -43,7 +43,6 @@ from services.api.admission.authorization import node_user
 from services.api.machinery import status as st
 from services.api.types.registry import COORDINATION_GROUP, RESOURCE_GROUP
 from services.bus.port import Bus
-from services.kube.resourceclaim import known_claim_names, pod_claim_keys
 from services.kubeletplugin.api import ClaimRef
 from services.kubeletplugin.health import UNKNOWN, decode_health, health_path
 from services.kubeletplugin.unix_socket import PluginClient, PluginUnavailable, client_for
@@ -56,6 +55,8 @@ from services.nodeagent.pod_claims import (
     allocated_resources_status,
     claims_of_pod,
     drivers_of,
+    used_claim_keys,
+    used_claim_names,
 )
 from services.runtime import backoff
 from services.runtime.client import Client
@@ -155,7 +156,7 @@ class NodeAgent:
     def register_handlers(self) -> None:
         pods = self.informer.store("", "pods")
         pods.add_index(NODE_INDEX, _node_of)
-        pods.add_index(CLAIMS_INDEX, pod_claim_keys)
+        pods.add_index(CLAIMS_INDEX, used_claim_keys)
         self.informer.add_handler("", "pods", _PodEvents(self))
         self.informer.add_handler(RESOURCE_GROUP, "resourceclaims", _ClaimEvents(self))
 
@@ -336,7 +337,7 @@ class NodeAgent:
         if _meta(pod).get("deletionTimestamp"):
             await self._finish_deletion(key, pod)
         elif phase in pod_status.TERMINAL:
-            await self._release(str(_meta(pod)["uid"]), key[0], known_claim_names(pod))
+            await self._release(str(_meta(pod)["uid"]), key[0], used_claim_names(pod))
             self._pods.pop(key, None)
         else:
             await self._run_pod(key, pod)
@@ -345,7 +346,7 @@ class NodeAgent:
         uid = str(_meta(pod)["uid"])
         devices = await self._prepare(pod)
         running = self._pods.setdefault(key, _Running(uid))
-        running.claims = known_claim_names(pod)
+        running.claims = used_claim_names(pod)
         status = pod.get("status") or {}
         if status.get("phase") != pod_status.RUNNING:
             now = self.clock()
@@ -378,7 +379,7 @@ class NodeAgent:
             pod = await self.client.update_status(
                 "", "pods", {**pod, "status": pod_status.terminated_status(pod, now=self.clock())}
             )
-        await self._release(uid, key[0], known_claim_names(pod))
+        await self._release(uid, key[0], used_claim_names(pod))
         self._pods.pop(key, None)
         try:
             await self.client.delete("", "pods", key[0], key[1], gracePeriodSeconds=0, preconditions={"uid": uid})

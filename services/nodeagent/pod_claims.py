@@ -8,7 +8,11 @@ pod, and fails with kubelet's message otherwise (the node agent emits it as a
 ``FailedPrepareDynamicResources`` event and retries). After preparing, each
 container gets the devices of the claims it references, limited to one
 request when it names one, with the health its driver last reported
-(`allocated_resources_status`). Everything here is pure.
+(`allocated_resources_status`). A pod whose extended resources the scheduler
+served through DRA (1.37, DRAExtendedResource) also uses the claim named in
+``status.extendedResourceClaimStatus``: it is prepared like any other, and a
+container gets the devices of the requests mapped to it there
+(`container_cdi_devices`). Everything here is pure.
 """
 
 from __future__ import annotations
@@ -17,12 +21,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from services.kube.extended_resources import is_dra_extended_resource_name
+from services.kube.quantity import amount_value
 from services.kube.resourceclaim import (
     ClaimNameError,
     ClaimNotForPodError,
     check_is_for_pod,
     claim_name,
     is_reserved_for_pod,
+    known_claim_names,
 )
 from services.kubeletplugin.health import UNKNOWN
 
@@ -52,6 +59,31 @@ class ClaimUse:
         return str((self.claim.get("metadata") or {}).get("uid", ""))
 
 
+EXTENDED_POD_CLAIM = ""  # the pod claim name kubelet gives the extended resource claim (it has none)
+
+
+def extended_claim_name(pod: Mapping[str, Any]) -> str | None:
+    """The claim the scheduler made for the pod's extended resources, if any."""
+    status = ((pod.get("status") or {}).get("extendedResourceClaimStatus")) or {}
+    name = status.get("resourceClaimName")
+    return str(name) if name else None
+
+
+def used_claim_names(pod: Mapping[str, Any]) -> list[str]:
+    """Every claim the pod uses whose name is known: its pod claims', then the extended resource claim."""
+    names = known_claim_names(dict(pod))
+    extended = extended_claim_name(pod)
+    if extended is not None and extended not in names:
+        names.append(extended)
+    return names
+
+
+def used_claim_keys(pod: Mapping[str, Any]) -> list[str]:
+    """Index function: ``<namespace>/<claim>`` of every claim in `used_claim_names`."""
+    namespace = (pod.get("metadata") or {}).get("namespace", "")
+    return [f"{namespace}/{name}" for name in used_claim_names(pod)]
+
+
 def claims_of_pod(pod: Mapping[str, Any], lookup: Callable[[str, str], Mapping[str, Any] | None]) -> list[ClaimUse]:
     """The pod's claims, each checked as kubelet's ``PrepareResources`` checks it.
 
@@ -61,7 +93,12 @@ def claims_of_pod(pod: Mapping[str, Any], lookup: Callable[[str, str], Mapping[s
     meta = pod.get("metadata") or {}
     namespace, pod_name, pod_uid = meta.get("namespace", ""), meta.get("name", ""), meta.get("uid", "")
     uses = []
-    for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
+    pod_claims = list((pod.get("spec") or {}).get("resourceClaims") or ())
+    extended = extended_claim_name(pod)
+    if extended is not None:
+        # kubelet appends it as a pod claim that names the claim directly: no owner check, reservedFor is.
+        pod_claims.append({"name": EXTENDED_POD_CLAIM, "resourceClaimName": extended})
+    for pod_claim in pod_claims:
         try:
             name, must_check_owner = claim_name(pod, pod_claim)
         except ClaimNameError as err:
@@ -141,4 +178,37 @@ def allocated_resources_status(
                 entries.append({"name": label, "resources": resources})
         if entries:
             result[str(container.get("name", ""))] = entries
+    return result
+
+
+def container_cdi_devices(
+    pod: Mapping[str, Any], devices: Mapping[str, Sequence[Mapping[str, Any]]]
+) -> dict[str, list[str]]:
+    """The CDI device ids each regular container gets (kubelet's ``GetResources``), per container name.
+
+    ``devices`` as for `allocated_resources_status`; the extended resource
+    claim's devices are under ``EXTENDED_POD_CLAIM``. A container gets the
+    devices of the requests mapped to it for the extended resources it asks for.
+    """
+    extended = ((pod.get("status") or {}).get("extendedResourceClaimStatus")) or {}
+    result: dict[str, list[str]] = {}
+    for container in (pod.get("spec") or {}).get("containers") or ():
+        name = str(container.get("name", ""))
+        wanted: list[tuple[str, str]] = [
+            (str(ref.get("name", "")), str(ref.get("request") or ""))
+            for ref in (container.get("resources") or {}).get("claims") or ()
+        ]
+        requests = (container.get("resources") or {}).get("requests") or {}
+        asked = {r for r, q in requests.items() if is_dra_extended_resource_name(r) and amount_value(q) != 0}
+        for mapping in extended.get("requestMappings") or ():
+            if mapping.get("containerName") == name and mapping.get("resourceName") in asked:
+                wanted.append((EXTENDED_POD_CLAIM, str(mapping.get("requestName") or "")))
+        ids: list[str] = []
+        for pod_claim, request in wanted:
+            for device in devices.get(pod_claim, ()):
+                if request and request not in (device.get("requestNames") or ()):
+                    continue
+                ids.extend(i for i in device.get("cdiDeviceIDs") or () if i not in ids)
+        if ids:
+            result[name] = ids
     return result

@@ -476,9 +476,16 @@ def default_plugins(*, binder: Any, dynamic_resources: Any | None = None) -> lis
         NodeName(),
         TaintToleration(),
         NodeAffinity(),
-        NodeResourcesFit(),
+        NodeResourcesFit(dra_classes=_extended_resource_classes(dynamic_resources)),
     ]
     if dynamic_resources is not None:
         plugins.append(dynamic_resources)
     plugins += [DefaultPreemption(), BalancedAllocation(), binder]
     return plugins
+
+
+def _extended_resource_classes(dynamic_resources: Any | None) -> Any:
+    """DynamicResources' extended resource → DeviceClass mapping when DRAExtendedResource is on, else None."""
+    if dynamic_resources is None or not getattr(dynamic_resources, "extended_resources", False):
+        return None
+    return dynamic_resources.extended_resource_classes

@@ -53,7 +53,7 @@ from prometheus_client import registry as prom_registry
 
 from services.api.admission.authorization import SCHEDULER
 from services.bus.port import Bus, OutRecord
-from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, FeatureGates
+from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, DRA_EXTENDED_RESOURCE, FeatureGates
 from services.kube.structured import Features
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder, event_key
@@ -232,6 +232,7 @@ def build_core(
         features=features,
         binding_conditions=BindingConditions(enabled=features.binding_conditions, timeout=binding_timeout),
         filter_timeout=filter_timeout(gates, config.dra_filter_timeout),
+        extended_resources=dra_enabled and gates.enabled(DRA_EXTENDED_RESOURCE),
     )
     profile = Profile(default_plugins(binder=DefaultBinder(api), dynamic_resources=dynamic_resources))
     core = SchedulerCore(

@@ -52,6 +52,9 @@ _RULES: dict[str, frozenset[str]] = {
             "update pods/status",
             "update resourceclaims",
             "update resourceclaims/status",
+            # the claim for a pod's extended resources (bootstrap policy with DRAExtendedResource, on since 1.36)
+            "create resourceclaims",
+            "delete resourceclaims",
             "create podschedulingcontexts",
             "update podschedulingcontexts",
             "delete podschedulingcontexts",

@@ -69,7 +69,7 @@ DRAPartitionableDevices
   - slice ``sharedCounters`` and ``perDeviceNodeSelection``, devices'
     ``consumesCounters``, ``nodeName``, ``nodeSelector`` and ``allNodes``.
 DRAExtendedResource
-  - DeviceClass ``spec.extendedResourceName``.
+  - DeviceClass ``spec.extendedResourceName``; pod ``status.extendedResourceClaimStatus``.
 
 DRADeviceTaintRules gates the DeviceTaintRule kind itself (its registry
 row), DRASchedulerFilterTimeout the scheduler's filter timeout: neither has
@@ -362,6 +362,9 @@ def _basic_devices(slice_spec: Any) -> list[Any]:
 
 
 def _pod_dra_fields(new: Obj, old: Obj | None, gates: FeatureGates) -> None:
+    if not gates.enabled(DRA_EXTENDED_RESOURCE) and _get(_get(old, "status"), "extendedResourceClaimStatus") is None:
+        # pkg/api/pod dropDisabledPodStatusFields (draExendedResourceInUse)
+        _pop(_get(new, "status"), "extendedResourceClaimStatus")
     if gates.dynamic_resource_allocation:
         return
     if old is not None and _get(_get(old, "spec"), "resourceClaims"):

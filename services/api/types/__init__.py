@@ -174,6 +174,18 @@ def definition_of(cls: type) -> str | None:
 
 
 def release_of(cls: type) -> str | None:
-    """The Kubernetes release whose schemas a model was generated from (``"1.31"``), or None."""
-    release = getattr(sys.modules.get(cls.__module__), "K8S_RELEASE", None)
+    """The Kubernetes release whose schemas a model was generated from (``"1.31"``), or None.
+
+    A type backported from a later release (the module's ``BACKPORTED_TYPES``) names that release.
+    """
+    module = sys.modules.get(cls.__module__)
+    backported = getattr(module, "BACKPORTED_TYPES", {}).get(cls.__name__)
+    release = backported or getattr(module, "K8S_RELEASE", None)
     return release if isinstance(release, str) else None
+
+
+def backported_fields(cls: type) -> dict[str, str]:
+    """Wire name -> release of the fields a model has from a later release than its own (``BACKPORTED_FIELDS``)."""
+    fields = getattr(sys.modules.get(cls.__module__), "BACKPORTED_FIELDS", {})
+    prefix = cls.__name__ + "."
+    return {key[len(prefix) :]: release for key, release in fields.items() if key.startswith(prefix)}

@@ -102,6 +102,8 @@ class ClaimAssumeCache:
         self._api: dict[str, Mapping[str, Any]] = {}
         self._assumed: dict[str, Mapping[str, Any]] = {}
         self._in_flight: dict[str, Mapping[str, Any]] = {}  # uid -> claim with the reserved allocation
+        # key -> uid of in-flight claims the API does not have yet (a pod's extended resource claim)
+        self._in_flight_only: dict[str, str] = {}
         self._key_by_uid: dict[str, str] = {}
         self._devices_of: dict[str, Holding] = {}
         self._counts: Counter[DeviceID] = Counter()
@@ -206,12 +208,17 @@ class ClaimAssumeCache:
         key = claim_key(claim)
         self._in_flight[uid] = claim
         self._key_by_uid[uid] = key
+        if key not in self._api and key not in self._assumed:
+            self._in_flight_only[key] = uid
         self._reindex(key)
 
     def remove_in_flight(self, uid: str) -> Mapping[str, Any] | None:
         claim = self._in_flight.pop(uid, None)
         if claim is not None:
-            self._reindex(claim_key(claim))
+            key = claim_key(claim)
+            if self._in_flight_only.get(key) == uid:
+                del self._in_flight_only[key]
+            self._reindex(key)
         return claim
 
     def has_in_flight(self, uid: str) -> bool:
@@ -228,6 +235,9 @@ class ClaimAssumeCache:
             in_flight = self._in_flight.get(_uid(claim))
             if in_flight is not None:
                 return in_flight
+        elif self._in_flight_only:
+            only = self._in_flight_only.get(key)
+            return self._in_flight.get(only) if only is not None else None
         return claim
 
     def _reindex(self, key: str) -> None:

@@ -26,6 +26,12 @@ DeviceTaintRules per device. The allocation memo and equivalence keys carry
 the rules' change counter; shared capacity moves the pools' usage generations.
 A DeviceTaintRule change wakes only the pods with an unallocated claim that
 could use a device the rule stops tainting.
+
+Extended resources backed by DRA (DRAExtendedResource, ``extended_resources``):
+a pod asking for a DeviceClass's extended resource on a node that does not
+advertise it gets devices through a claim the scheduler creates in PreBind;
+``plugins/extended_resource_claims`` holds those steps, ``dra/extended_resources``
+the pure rules.
 """
 
 from __future__ import annotations
@@ -40,6 +46,7 @@ from typing import Any
 
 from services.api.machinery.status import StatusError
 from services.kube.device_taints import NO_EXECUTE, NO_SCHEDULE, rule_selects, rules_taints, slice_devices
+from services.kube.extended_resources import NO_CLASSES, ExtendedResourceClasses
 from services.kube.node_selectors import NodeSelector, NodeSelectorError
 from services.kube.resourceclaim import (
     FINALIZER,
@@ -68,6 +75,7 @@ from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, clai
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
 from services.scheduler.dra.binding_conditions import DeviceBindingError
 from services.scheduler.dra.binding_wait import BindingConditions
+from services.scheduler.dra.extended_resources import ExtendedClaimIndex, ExtendedState
 from services.scheduler.dra.node_usage import NodeUsage
 from services.scheduler.dra.scheduling_context import (
     POD_SCHEDULING_NODE_LIST_MAX_SIZE,
@@ -91,6 +99,7 @@ from services.scheduler.framework import (
     default_normalize_score,
 )
 from services.scheduler.node_info import NodeInfo
+from services.scheduler.plugins import extended_resource_claims as extended_claims
 from services.scheduler.plugins import names
 from services.scheduler.plugins._objects import expect_kind, meta, spec, status, uid
 from services.scheduler.status import Code, Status, as_status, new_status
@@ -152,6 +161,7 @@ class StateData:
     memo_prefix: tuple[bytes, int, int, int] | None = None
     # Every claim is structured and unallocated, without node filters: Filter only needs to allocate.
     allocate_only: bool = False
+    extended: ExtendedState | None = None  # the pod's extended resource claim (DRAExtendedResource)
 
 
 class DynamicResources:
@@ -178,6 +188,7 @@ class DynamicResources:
         binding_conditions: BindingConditions | None = None,
         filter_timeout: float | None = None,
         clock: Callable[[], float] = time.monotonic,
+        extended_resources: bool = False,
     ) -> None:
         """``scheduling_contexts`` is used only with DRAControlPlaneController on (``control_plane_controller``).
 
@@ -218,6 +229,9 @@ class DynamicResources:
         self._usage = NodeUsage()  # per node, the usage version of the pools it reaches (equivalence classes)
         self.claims.on_pool_change(self._usage.pool_changed)
         self.binding = binding_conditions or BindingConditions(enabled=self.features.binding_conditions)
+        self.extended_resources = extended_resources  # DRAExtendedResource
+        self.extended_claims = ExtendedClaimIndex()
+        self._extended_classes = extended_claims.ClassesCache(self.classes)
 
     # ------------------------------------------------------------ informers
 
@@ -231,6 +245,7 @@ class DynamicResources:
         if resource == Resource.RESOURCE_CLAIM:
             self.claims.observe(old, new)
             self.binding.observe(new)  # wakes a PreBind waiting for this claim's binding conditions
+            self.extended_claims.observe(old, new)
             return
         if resource == Resource.POD:
             self._indexing_pods = True
@@ -261,6 +276,10 @@ class DynamicResources:
             self._node_pools.clear()
             self._usage.clear()
         return self._slice_index
+
+    def extended_resource_classes(self) -> ExtendedResourceClasses:
+        """Extended resource name -> DeviceClass (explicit and implicit names); empty with DRAExtendedResource off."""
+        return self._extended_classes.get() if self.extended_resources else NO_CLASSES
 
     def taint_rules_version(self) -> int | None:
         """The DeviceTaintRules' change counter (0 without rules; None: a lister that cannot tell)."""
@@ -570,7 +589,9 @@ class DynamicResources:
             self.foreach_pod_resource_claim(pod, collect)
         except ClaimLookupError as err:
             return None, unschedulable(str(err))
-        if not claims:
+        if self.extended_resources:
+            s.extended = extended_claims.pre_filter(self, pod)
+        if not claims and s.extended is None:
             return None, new_status(Code.SKIP)
 
         try:
@@ -669,8 +690,10 @@ class DynamicResources:
                 )
         s.claims = claims
         s.pod_claim_names = pod_claim_names
-        s.allocate_only = len(to_allocate) == len(claims) and all(
-            info.available_on_nodes is None and info.scheduling_status is None for info in s.infos
+        s.allocate_only = (
+            s.extended is None
+            and len(to_allocate) == len(claims)
+            and all(info.available_on_nodes is None and info.scheduling_status is None for info in s.infos)
         )
         return None, None
 
@@ -686,6 +709,13 @@ class DynamicResources:
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         if not self.enabled:
             return None
+        s = state.get(STATE_KEY)
+        if type(s) is StateData and s.extended is not None:
+            claims_verdict = lambda: self._filter_claims(state, pod, node_info)  # noqa: E731
+            return extended_claims.filter_node(self, s, pod, node_info, claims_verdict)
+        return self._filter_claims(state, pod, node_info)
+
+    def _filter_claims(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
         s = state.get(STATE_KEY)
         if type(s) is not StateData:
             try:
@@ -851,7 +881,7 @@ class DynamicResources:
             s = self._state(state)
         except (StateNotFoundError, TypeError) as err:
             return None, as_status(err)
-        if not s.claims:
+        if not s.claims and s.extended is None:
             return None, new_status(Code.UNSCHEDULABLE, MSG_NO_CLAIMS_TO_DEALLOCATE)
         for index in sorted(s.unavailable_claims):
             claim = s.claims[index]
@@ -880,6 +910,8 @@ class DynamicResources:
                 except StatusError as err:
                     return None, as_status(err)
                 return None, new_status(Code.UNSCHEDULABLE, MSG_DEALLOCATION_COMPLETED)
+        if s.extended is not None and not s.extended.in_memory:
+            return None, await extended_claims.delete_stale(self, s.extended)
         return None, new_status(Code.UNSCHEDULABLE, MSG_STILL_NOT_SCHEDULABLE)
 
     # ------------------------------------------------------------- PreScore
@@ -946,6 +978,8 @@ class DynamicResources:
             s = self._state(state)
         except (StateNotFoundError, TypeError) as err:
             return as_status(err)
+        if s.extended is not None:
+            extended_claims.reserve(self, s.extended, node_name)
         if not s.claims:
             return None
 
@@ -1015,6 +1049,8 @@ class DynamicResources:
             s = self._state(state)
         except (StateNotFoundError, TypeError):
             return
+        if s.extended is not None:
+            await extended_claims.unreserve(self, s.extended)
         if not s.claims:
             return
         if s.scheduling.is_dirty():
@@ -1070,7 +1106,7 @@ class DynamicResources:
         except (StateNotFoundError, TypeError) as err:
             return as_status(err)
         if not s.claims:
-            return None
+            return await extended_claims.pre_bind(self, s.extended, pod)
         if s.scheduling.is_dirty():
             try:
                 await s.scheduling.publish(pod, self.client)
@@ -1087,7 +1123,7 @@ class DynamicResources:
             s.claims[:] = await self.binding.wait(s.claims, self.claims.get, pod=pod, node_name=node_name)
         except (DeviceBindingError, LookupError) as err:
             return as_status(err)
-        return None
+        return await extended_claims.pre_bind(self, s.extended, pod)
 
     async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> Mapping[str, Any]:
         """Write finalizer, allocation (from Reserve) and reservedFor; retry on conflicts.

@@ -6,13 +6,20 @@ or a freed node can resolve it. Score is LeastAllocated by default (or
 MostAllocated). Hints requeue when a scheduled pod is deleted, when a node is
 added that could fit the pod, or when a node's allocatable grows in a resource
 the pod requests.
+
+DRAExtendedResource (``dra_classes``): an extended resource that a DeviceClass
+provides is left to DynamicResources on a node that does not advertise it as
+allocatable (kube's shouldDelegateResourceToDRA). Which names those are
+depends on the DeviceClasses, so PreFilter adds them to the cycle's pod
+signature: remembered verdicts (node_local_memo) stay per class mapping.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence, Set
 from dataclasses import dataclass
 
+from services.kube.extended_resources import ExtendedResourceClasses, mapped_resources
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.framework import ClusterEventWithHint, CycleState, Obj, Pod, QueueingHint, StateNotFoundError
 from services.scheduler.node_info import NodeInfo
@@ -32,6 +39,7 @@ from services.scheduler.status import Code, Status, new_status
 
 _PRE_FILTER_KEY = "PreFilter" + names.NODE_RESOURCES_FIT
 _PRE_SCORE_KEY = "PreScore" + names.NODE_RESOURCES_FIT
+_THROUGH_DRA_KEY = "PreFilter" + names.NODE_RESOURCES_FIT + "/dra"
 
 LEAST_ALLOCATED = "LeastAllocated"
 MOST_ALLOCATED = "MostAllocated"
@@ -46,8 +54,14 @@ class InsufficientResource:
     capacity: int
 
 
-def fits_request(request: Res, node_info: NodeInfo) -> list[InsufficientResource]:
-    """Every resource the node lacks for ``request`` (kube's fitsRequest)."""
+def fits_request(
+    request: Res, node_info: NodeInfo, *, through_dra: Set[str] = frozenset()
+) -> list[InsufficientResource]:
+    """Every resource the node lacks for ``request`` (kube's fitsRequest).
+
+    ``through_dra``: extended resources a DeviceClass provides; they are not checked on a node
+    without allocatable for them.
+    """
     insufficient: list[InsufficientResource] = []
     allowed = node_info.allocatable.allowed_pod_number
     if len(node_info.pods) + 1 > allowed:
@@ -73,6 +87,8 @@ def fits_request(request: Res, node_info: NodeInfo) -> list[InsufficientResource
         )
     for name, qty in request.scalar.items():
         if qty == 0:
+            continue
+        if name in through_dra and alloc.scalar.get(name, 0) <= 0:
             continue
         free = alloc.scalar.get(name, 0) - used.scalar.get(name, 0)
         if qty > free:
@@ -117,7 +133,10 @@ class NodeResourcesFit:
         *,
         scoring_strategy: str = LEAST_ALLOCATED,
         resources: Sequence[ResourceSpec] = DEFAULT_RESOURCES,
+        dra_classes: Callable[[], ExtendedResourceClasses] | None = None,
     ) -> None:
+        """``dra_classes``: the DeviceClasses' extended resource mapping (DRAExtendedResource on), or None."""
+        self._dra_classes = dra_classes
         self._resources = tuple(resources)
         if scoring_strategy == LEAST_ALLOCATED:
             self._scorer = least_resource_scorer(self._resources)
@@ -158,7 +177,12 @@ class NodeResourcesFit:
         return QueueingHint.QUEUE
 
     def pre_filter(self, state: CycleState, pod: Pod, nodes: Sequence[NodeInfo]) -> tuple[None, Status | None]:
-        state.write(_PRE_FILTER_KEY, pod_resource(pod))
+        request = pod_resource(pod)
+        state.write(_PRE_FILTER_KEY, request)
+        through_dra = mapped_resources(request.scalar, self._dra_classes()) if self._dra_classes else frozenset()
+        state.write(_THROUGH_DRA_KEY, through_dra)
+        if through_dra and state.pod_signature is not None:
+            state.pod_signature += b"\0dra:" + ",".join(sorted(through_dra)).encode()
         return None, None
 
     def filter(self, state: CycleState, pod: Pod, node_info: NodeInfo) -> Status | None:
@@ -166,7 +190,7 @@ class NodeResourcesFit:
             request = state.read(_PRE_FILTER_KEY)
         except StateNotFoundError:
             return new_status(Code.ERROR, f'error reading "{_PRE_FILTER_KEY}" from cycleState: not found')
-        insufficient = fits_request(request, node_info)
+        insufficient = fits_request(request, node_info, through_dra=state.get(_THROUGH_DRA_KEY) or frozenset())
         if insufficient:
             return new_status(Code.UNSCHEDULABLE, *(r.reason for r in insufficient))
         return None

@@ -72,6 +72,7 @@ CORE_V1 = {
     "PodStatus": (
         "phase conditions message reason nominatedNodeName hostIP hostIPs podIP podIPs startTime"
         " initContainerStatuses containerStatuses qosClass ephemeralContainerStatuses resize resourceClaimStatuses"
+        " extendedResourceClaimStatus"  # 1.37, backported (ops/gen_models.py ModuleSpec.backports)
     ),
     "PodResourceClaimStatus": "name resourceClaimName",
     "ContainerStatus": (

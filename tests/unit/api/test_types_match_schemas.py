@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import pytest
 
 from services.api.machinery.patch import patch_meta
-from services.api.types import ALL_MODELS, GO_PACKAGES, MODELS, K8sStruct, release_of
+from services.api.types import ALL_MODELS, GO_PACKAGES, MODELS, K8sStruct, backported_fields, release_of
 from services.api.types import definition_of as types_definition_of
 from services.api.types.registry import INTERNAL
 from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node
@@ -69,15 +69,19 @@ def model_differences(roots: list[type[K8sStruct]]) -> list[str]:
         name = definition_of(cls)
         definition = schemas(release_of(cls) or "").get(name)  # a 1.37 model may reach a type generated from 1.31
         model = struct_node(cls).fields
-        for wire in sorted(set(model) | set(definition.properties)):
-            if wire not in definition.properties:
+        # A field backported from a later release is compared with that release's schemas.
+        later = {w: schemas(r).get(name).properties[w] for w, r in backported_fields(cls).items()}
+        properties = {**definition.properties, **later}
+        for wire in sorted(set(model) | set(properties)):
+            if wire not in properties:
                 out.append(f"{name}.{wire}: in the model, not in Kubernetes")
                 continue
             if wire not in model:
                 out.append(f"{name}.{wire}: in Kubernetes, missing from the model")
                 continue
             have = _model_shape(model[wire].node)
-            want = _schema_shape(schemas(release_of(cls) or ""), definition.properties[wire].type)
+            release = backported_fields(cls).get(wire) or release_of(cls) or ""
+            want = _schema_shape(schemas(release), properties[wire].type)
             if have != want:
                 out.append(f"{name}.{wire}: model {have}, Kubernetes {want}")
             stack.extend(_structs(model[wire].node))

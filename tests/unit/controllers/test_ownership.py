@@ -83,7 +83,7 @@ CLASSIFY = [
     ("cluster-scoped owner of a namespaced object", ref("n1", "node-uid", kind="Node"), "ns", OwnerState.SOLID),
     (
         "kind draplane does not serve",
-        ref("rs", "rs-uid", kind="ReplicaSet", api_version="apps/v1"),
+        ref("web", "deploy-uid", kind="Deployment", api_version="apps/v1"),
         "ns",
         OwnerState.UNRESOLVED,
     ),
@@ -119,7 +119,7 @@ def test_one_solid_owner_trims_the_dangling_ones() -> None:
 
 
 def test_unresolvable_owner_is_never_collected() -> None:
-    item = obj("c", "c-uid", refs=[ref("gone", "x"), ref("rs", "rs-uid", kind="ReplicaSet", api_version="apps/v1")])
+    item = obj("c", "c-uid", refs=[ref("gone", "x"), ref("web", "deploy-uid", kind="Deployment", api_version="apps/v1")])
     assert decide(item) == []
 
 

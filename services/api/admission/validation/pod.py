@@ -28,6 +28,7 @@ from services.api.admission.validation.object_meta import (
 )
 from services.api.admission.validation.pod_claims import (
     pod_claim_names,
+    validate_pod_extended_resource_claim_status,
     validate_pod_resource_claim_statuses,
     validate_pod_resource_claims,
 )
@@ -219,6 +220,11 @@ def validate_pod_status_update(new: Obj, old: Obj) -> list[FieldError]:
             items(new_status, "resourceClaimStatuses"),
             items(new_spec, "resourceClaims"),
             "status.resourceClaimStatuses",
+        )
+    )
+    errs.extend(
+        validate_pod_extended_resource_claim_status(
+            new_status.get("extendedResourceClaimStatus"), new_spec, "status.extendedResourceClaimStatus"
         )
     )
     return errs

@@ -5,7 +5,9 @@ A pod names each claim it uses once (a DNS label) and points it at exactly
 one of an existing ResourceClaim or a ResourceClaimTemplate. Containers may
 only reference those names, each claim (or claim/request pair) once. The
 claim controller records generated claim names in the status, one entry per
-pod claim.
+pod claim. The scheduler records the claim it made for extended resources in
+``status.extendedResourceClaimStatus`` (1.37, DRAExtendedResource): at least one
+mapping, each naming a container and one of its requested resources.
 """
 
 from __future__ import annotations
@@ -111,4 +113,62 @@ def validate_pod_resource_claim_statuses(statuses: list[Any], pod_claims: list[A
         claim_name = entry.get("resourceClaimName")
         if claim_name is not None:
             errs.extend(invalid(f"{p}.name", str(claim_name), m) for m in name_is_dns_subdomain(str(claim_name), False))
+    return errs
+
+
+def validate_pod_extended_resource_claim_status(status: Any, spec: Obj, path: str) -> list[FieldError]:
+    """kube 1.37's validatePodExtendedResourceClaimStatus (its requestName path lacks the index, as there)."""
+    if not isinstance(status, dict):
+        return []
+    requested: dict[str, Obj] = {}
+    for key in ("initContainers", "containers"):
+        for container in spec.get(key) or ():
+            if isinstance(container, dict):
+                resources = container.get("resources")
+                reqs = resources.get("requests") if isinstance(resources, dict) else None
+                requested[text(container, "name")] = reqs if isinstance(reqs, dict) else {}
+    errs: list[FieldError] = []
+    mappings_path = f"{path}.requestMappings"
+    mappings = status.get("requestMappings")
+    if not isinstance(mappings, list) or not mappings:
+        errs.append(required(mappings_path, "at least one request mapping is required"))
+        mappings = []
+    seen: set[tuple[str, str, str]] = set()
+    for i, raw in enumerate(mappings):
+        entry: Obj = raw if isinstance(raw, dict) else {}
+        p = f"{mappings_path}[{i}]"
+        container, resource = text(entry, "containerName"), text(entry, "resourceName")
+        request = text(entry, "requestName")
+        if container in requested:
+            if resource not in requested[container]:
+                errs.append(
+                    invalid(
+                        f"{p}.resourceName",
+                        resource,
+                        "must match the extended resource name of an entry in spec.initContainers.resources.requests "
+                        "or spec.containers.resources.requests",
+                    )
+                )
+        else:
+            errs.append(
+                invalid(
+                    f"{p}.containerName",
+                    container,
+                    "must match the name of an entry in spec.initContainers.name or spec.containers.name",
+                )
+            )
+        errs.extend(dns1123_label_errors(request, f"{path}.requestName"))
+        mapping_key = (container, resource, request)
+        if mapping_key in seen:
+            errs.append(duplicate(f"{p}.containerName", container))
+            errs.append(duplicate(f"{p}.resourceName", resource))
+            errs.append(duplicate(f"{p}.requestName", request))
+        seen.add(mapping_key)
+    claim_name = text(status, "resourceClaimName")
+    if not claim_name:
+        errs.append(required(f"{path}.resourceClaimName"))
+    else:
+        errs.extend(
+            invalid(f"{path}.resourceClaimName", claim_name, m) for m in name_is_dns_subdomain(claim_name, False)
+        )
     return errs

@@ -16,6 +16,7 @@ from services.api.admission.validation.access import Obj, items, mapping
 from services.api.admission.validation.names import is_qualified_name
 from services.api.admission.validation.pod_claims import validate_container_claims
 from services.api.machinery.field_errors import FieldError, forbidden, invalid, required
+from services.kube.extended_resources import is_extended_resource_name
 from services.kube.quantity import FORMAT_WRONG, Quantity, QuantityError, parse_quantity, wire_quantity
 
 IS_NEGATIVE = "must be greater than or equal to 0"
@@ -66,12 +67,6 @@ def _is_native(name: str) -> bool:
 
 def _is_huge_pages(name: str) -> bool:
     return name.startswith(HUGE_PAGES_PREFIX)
-
-
-def is_extended_resource_name(name: str) -> bool:
-    if _is_native(name) or name.startswith("requests."):
-        return False
-    return not is_qualified_name("requests." + name)
 
 
 def _overcommit_allowed(name: str) -> bool:
