@@ -15,7 +15,7 @@ driver sets. Orders kubectl cannot show (unbound while waiting, evicted at
 once before evicted after a toleration) are read from the stack's log, in log
 order, never from the wall clock. What the real kubectl shows of
 ``status.devices`` and ``allocatedResourcesStatus`` is checked on the
-partitions demo. Extended resources wait for the scheduler slice that adds them.
+partitions demo. Extended resources: the scheduler's claim per pod and its CDI env.
 """
 
 from __future__ import annotations
@@ -636,3 +636,39 @@ async def test_kubectl_shows_device_status_and_allocated_resources_status(partit
     assert "      Type:                  Ready\n" in status_part
     for d in devices:
         assert f"    Device:      {d}\n" in status_part
+
+
+async def test_extended_resource_requests_get_a_claim_from_the_scheduler(taints: Cluster) -> None:
+    """Pods asking for example.com/gpu (a DeviceClass's extendedResourceName) and for the implicit
+    deviceclass.resource.kubernetes.io/gpu.example.com in limits: the scheduler creates a claim per pod, with
+    the extended-resource-claim annotation, records it in status.extendedResourceClaimStatus, and the
+    container runs with the device's CDI env. On the taints stack, after clearing the taint demos."""
+    ns = "extended-resource-request"
+    await clear_taint_demos(taints)
+    try:
+        await taints.apply("extended-resource-request.yaml")
+        pods = {p["metadata"]["name"]: p for p in await taints.wait_running(ns)}
+        assert set(pods) == {"pod0", "pod1"}
+        claims = {c["metadata"]["name"]: c for c in await taints.claims(ns)}
+        devices: set[str] = set()
+        for name, resource in (
+            ("pod0", "deviceclass.resource.kubernetes.io/gpu.example.com"),
+            ("pod1", "example.com/gpu"),
+        ):
+            status = pods[name]["status"]["extendedResourceClaimStatus"]
+            claim = claims[status["resourceClaimName"]]
+            assert claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] == "true"
+            (owner,) = claim["metadata"]["ownerReferences"]
+            assert (owner["kind"], owner["name"], owner["controller"]) == ("Pod", name, True)
+            (mapping,) = status["requestMappings"]
+            assert (mapping["containerName"], mapping["resourceName"]) == ("ctr0", resource)
+            (result,) = results(claim)
+            assert result["request"] == mapping["requestName"]
+            devices.add(result["device"])
+            env = await eventually(lambda claim=claim: taints.cdi_env(claim), what=f"{name}'s CDI spec")
+            uid = claim["metadata"]["uid"]
+            assert f"GPU_DEVICE_{result['device'][4:]}={result['device']}" in env[f"{uid}-{result['device']}"]
+        assert len(devices) == 2
+    finally:
+        await taints.kubectl("delete", "namespace", "--ignore-not-found", ns, timeout=120)
+        await taints.kubectl("delete", "--ignore-not-found", "deviceclass", "gpu-extended.example.com", timeout=60)
