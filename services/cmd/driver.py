@@ -8,6 +8,7 @@ Why this module exists: the flags and their defaults belong with the driver;
     draplane driver --control-plane            # only the classic controller
     draplane driver --node node-1 --gpu-partitions 4 [--allow-multiple-allocations]
     draplane driver --node node-1 --profile net  # shared NICs of net.example.com
+    draplane driver --node node-1 --driver-profile gpu,partitions=4   # or DRIVER_PROFILE=gpu,partitions=4
 
 SIGTERM and SIGINT stop the driver cleanly (socket removed, checkpoint
 closed; slices deleted with ``--decommission-on-exit``).
@@ -32,11 +33,21 @@ from services.cmd.common import (
 from services.cmd.component import run_component
 from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
 from services.driver.inventory import InventoryError
-from services.driver.profiles import GPU, PROFILES, DriverProfile, parse_device_health, parse_device_taint
+from services.driver.profiles import (
+    GPU,
+    PROFILES,
+    DriverProfile,
+    parse_device_health,
+    parse_device_taint,
+    parse_profile_spec,
+)
 from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService, controller_lease_name
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import declarations
+
+PROFILE_ENV = "DRIVER_PROFILE"
+"""The environment variable ``--driver-profile`` defaults to (a compose service's ``environment``)."""
 
 
 def default_state_dir(data: str, node: str) -> Path:
@@ -77,6 +88,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def add_profile_arguments(p: argparse.ArgumentParser) -> None:
     """The flags that choose what a simulated node publishes (`services.driver.profiles`)."""
     g = p.add_argument_group("device profile (simulated nodes; replaces --inventory when anything but plain GPUs)")
+    g.add_argument(
+        "--driver-profile",
+        default=os.environ.get(PROFILE_ENV, ""),
+        metavar="KIND[,OPTION...]",
+        help="the whole profile in `draplane up --driver-profile`'s words, e.g. gpu,partitions=4 "
+        f"(default ${PROFILE_ENV}: how docker-compose.yml and ops/compose/run-local set it); "
+        "replaces the flags below, and names the driver unless --driver does",
+    )
     g.add_argument("--profile", choices=PROFILES, default=GPU, help="gpu (GPUs) or net (shared NICs, net.example.com)")
     g.add_argument(
         "--gpu-partitions",
@@ -113,10 +132,14 @@ def add_profile_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--no-device-status", action="store_true", help="do not write status.devices after prepare")
 
 
-def profile_from(args: argparse.Namespace) -> DriverProfile:
-    """The profile the flags ask for; a bad flag is a one-line error."""
+def driver_and_profile(args: argparse.Namespace) -> tuple[str, DriverProfile]:
+    """The driver name and profile: ``--driver-profile`` when given, else the separate flags; a bad one is a
+    one-line error."""
     try:
-        return DriverProfile(
+        if args.driver_profile:
+            name, profile = parse_profile_spec(args.driver_profile)
+            return args.driver or name, profile
+        profile = DriverProfile(
             kind=args.profile,
             count=args.num_devices,
             partitions=args.gpu_partitions,
@@ -126,6 +149,7 @@ def profile_from(args: argparse.Namespace) -> DriverProfile:
             taints=tuple(parse_device_taint(t) for t in args.device_taint),
             health=tuple(parse_device_health(h) for h in args.device_health),
         )
+        return args.driver or profile.default_driver, profile
     except InventoryError as err:
         raise SystemExit(f"draplane driver: {err}") from None
 
@@ -137,10 +161,10 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
 
 
 def options_from(args: argparse.Namespace) -> DriverOptions:
-    profile = profile_from(args)
+    driver, profile = driver_and_profile(args)
     return DriverOptions(
         node=args.node,
-        driver=args.driver or profile.default_driver,
+        driver=driver,
         profile=profile,
         device_status=not args.no_device_status,
         state_dir=args.state_dir or default_state_dir(args.data, args.node),

@@ -199,3 +199,21 @@ def test_kafka_is_a_single_kraft_node_that_services_reach_as_kafka_9092(raw: dic
     assert env["KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR"] == 1, "the committer's transactions on one broker"
     assert env["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
     assert raw["services"]["kafka"]["hostname"] == "kafka"
+
+
+def test_the_drivers_take_their_profile_from_the_shells_driver_profile(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``DRIVER_PROFILE=gpu,partitions=4 docker compose up`` (or ops/compose/run-local): every driver publishes
+    that profile (``--driver-profile``'s default); unset, the drivers keep their eight plain GPUs."""
+    monkeypatch.setenv("DRIVER_PROFILE", "gpu,partitions=4")
+    services = dict(load(COMPOSE).services)
+    for i in (1, 2, 3):
+        driver = services[f"driver-{i}"]
+        assert driver.environment["DRIVER_PROFILE"] == "gpu,partitions=4"
+        for key, value in driver.environment.items():
+            monkeypatch.setenv(key, value)
+        assert driver.command is not None
+        assert build_parser().parse_args(list(driver.command)).driver_profile == "gpu,partitions=4"
+        assert "DRIVER_PROFILE" not in services[f"nodeagent-{i}"].environment
+    monkeypatch.delenv("DRIVER_PROFILE")
+    services = dict(load(COMPOSE).services)
+    assert all("DRIVER_PROFILE" not in services[f"driver-{i}"].environment for i in (1, 2, 3))

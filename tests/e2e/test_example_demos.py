@@ -8,11 +8,14 @@ What is checked is what each demo promises: which devices each container got
 (``allocatedResourcesStatus``, the claim's results), partitions from one GPU's
 counter set, one shared device with a share per claim and its capacity, the
 environment in the CDI spec files the driver wrote, ``status.devices``
-(Ready, data, networkData) and taints keeping pods off. The binding-conditions
-demo is checked for the driver's side (the condition turns True); the
-scheduler's PreBind wait for it, NoExecute eviction and its timing, and
-extended resources need the scheduler and controller work of other slices
-of issue 16 and are not checked here; examples/README.md lists them.
+(Ready, data, networkData), taints keeping pods off, NoExecute evictions and
+their timing (the device-taint-eviction controller, the node agent
+unpreparing), and the scheduler's PreBind wait for a binding condition the
+driver sets. Orders kubectl cannot show (unbound while waiting, evicted at
+once before evicted after a toleration) are read from the stack's log, in log
+order, never from the wall clock. What the real kubectl shows of
+``status.devices`` and ``allocatedResourcesStatus`` is checked on the
+partitions demo. Extended resources: the scheduler's claim per pod and its CDI env.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ import yaml
 
 from services.apiserver.kubeconfig import write_kubeconfig
 from services.driver.profiles import DriverProfile, parse_profile_spec
+from services.runtime.informer import Change
 from services.stack import LocalStack, StackConfig
 from tests.support.eventually import eventually
 from tests.support.kubectl import Kubectl
@@ -55,6 +59,13 @@ GPU_DEMOS = [
 class Cluster:
     stack: LocalStack
     kubectl: Kubectl
+
+    def record(self) -> list[Change]:
+        """Every record the stack applies from now on, in log order (the order kubectl cannot show)."""
+        changes: list[Change] = []
+        assert self.stack.informer is not None
+        self.stack.informer.add_listener(changes.append)
+        return changes
 
     async def json(self, *args: str) -> Any:
         return json.loads((await self.kubectl("get", *args, "-o", "json")).out)
@@ -108,6 +119,16 @@ def results(claim: dict[str, Any]) -> list[dict[str, Any]]:
 def resource_ids(pod: dict[str, Any], container: str) -> list[str]:
     (status,) = [s for s in pod["status"]["containerStatuses"] if s["name"] == container]
     return [r["resourceID"] for e in status.get("allocatedResourcesStatus") or () for r in e["resources"]]
+
+
+def condition_of(claim: dict[str, Any], kind: str) -> str | None:
+    """The status of the condition ``kind`` of the claim's first status.devices entry that has it."""
+    for entry in (claim.get("status") or {}).get("devices") or ():
+        for c in entry.get("conditions") or ():
+            if c["type"] == kind:
+                found: str = c["status"]
+                return found
+    return None
 
 
 def ready(claim: dict[str, Any]) -> list[str]:
@@ -199,8 +220,9 @@ async def shared_partitions(tmp_path_factory: pytest.TempPathFactory) -> AsyncIt
 
 @pytest_asyncio.fixture(scope="module", loop_scope="module")
 async def binding(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cluster]:
+    """The demo is applied by the test, after it starts recording the log."""
     root = tmp_path_factory.mktemp("binding")
-    async for c in one_profile(root, "gpu,binding-conditions", "binding-conditions.yaml"):
+    async with cluster(root, f"sqlite://{root / 'bus.db'}", profiles=profiles("gpu,binding-conditions")) as c:
         yield c
 
 
@@ -362,8 +384,11 @@ async def test_nic_bandwidth_is_shared_and_network_data_reported(nics: Cluster) 
         assert f"NET_DEVICE_{got[name]['device'][4:]}_INGRESS_RATE={rate}" in env
 
 
-async def test_binding_condition_turns_true_and_the_pod_runs(binding: Cluster) -> None:
-    """The driver's side of binding conditions; that the scheduler waits for it is the scheduler slice's test."""
+async def test_the_pod_binds_only_after_the_driver_sets_the_binding_condition_true(binding: Cluster) -> None:
+    """The scheduler allocates, waits in PreBind (the BindingConditionsPending Event) while the pod is unbound,
+    and binds it once the driver's controller side has set the condition True; read in log order."""
+    changes = binding.record()
+    await binding.apply("binding-conditions.yaml")
     (pod,) = await binding.wait_running("binding-conditions")
     claim = await eventually(
         lambda: binding.claim_of("binding-conditions", pod, "gpu"), until=lambda c: bool(ready(c)), what="Ready"
@@ -373,6 +398,29 @@ async def test_binding_condition_turns_true_and_the_pod_runs(binding: Cluster) -
     assert result["bindingFailureConditions"] == ["BindingFailureConditions"]
     (entry,) = claim["status"]["devices"]
     assert {c["type"]: c["status"] for c in entry["conditions"]} == {"BindingConditions": "True", "Ready": "True"}
+
+    name = claim["metadata"]["name"]
+    claim_changes = [c for c in changes if c.resource == "resourceclaims" and c.name == name]
+    allocated_at = min(c.offset for c in claim_changes if (c.object.get("status") or {}).get("allocation"))
+    true_at = min(c.offset for c in claim_changes if condition_of(c.object, "BindingConditions") == "True")
+    bound_at = min(
+        c.offset
+        for c in changes
+        if c.resource == "pods"
+        and c.name == "pod0"
+        and c.namespace == "binding-conditions"
+        and c.object["spec"].get("nodeName")
+    )
+    assert allocated_at < true_at < bound_at  # allocated, unbound while waiting, bound after the condition
+    assert claim["status"]["allocation"].get("allocationTimestamp")  # PreBind's stamp for bindingTimeout
+    events = await binding.json(
+        "events",
+        "-n",
+        "binding-conditions",
+        "--field-selector",
+        "involvedObject.name=pod0,reason=BindingConditionsPending",
+    )
+    assert [e["message"] for e in events["items"]] == ["waiting for binding conditions for device on node node-1"]
 
 
 async def test_noschedule_rule_keeps_new_pods_off_and_a_toleration_lets_them_on(taints: Cluster) -> None:
@@ -399,3 +447,228 @@ async def test_noschedule_rule_keeps_new_pods_off_and_a_toleration_lets_them_on(
     await taints.wait_running("device-taint-toleration", "pod-with-toleration")
     pods = {p["metadata"]["name"]: p for p in (await taints.json("pods", "-n", "device-taint-toleration"))["items"]}
     assert not pods["pod-without-toleration"]["spec"].get("nodeName")
+
+
+TAINT_DEMOS = DEMOS / "device-taints"
+TOLERATION_SECONDS = 5  # the eviction-time demo's 300 s, shortened so the test waits seconds
+
+
+def has_disruption_target(obj: dict[str, Any]) -> bool:
+    return any(
+        (c.get("type"), c.get("reason")) == ("DisruptionTarget", "DeletionByDeviceTaintManager")
+        for c in (obj.get("status") or {}).get("conditions") or ()
+    )
+
+
+def pod_changes(changes: list[Change], ns: str, name: str) -> list[Change]:
+    return [c for c in changes if c.resource == "pods" and c.namespace == ns and c.name == name]
+
+
+def deleted_at(changes: list[Change], ns: str, name: str) -> int:
+    """The offset at which the pod was marked for deletion (or deleted)."""
+    return min(
+        c.offset
+        for c in pod_changes(changes, ns, name)
+        if c.type == "DELETED" or c.object["metadata"].get("deletionTimestamp")
+    )
+
+
+def eviction_in_progress(rule: dict[str, Any]) -> dict[str, Any] | None:
+    for c in (rule.get("status") or {}).get("conditions") or ():
+        if c["type"] == "EvictionInProgress":
+            found: dict[str, Any] = c
+            return found
+    return None
+
+
+async def clear_taint_demos(c: Cluster) -> None:
+    """The other taint demos' rules and namespaces off the node's GPUs, so each taint test starts from none."""
+    rules = ["noschedule/2-device-taint-rule.yaml", "toleration/1-device-taint-rule.yaml"]
+    rules += ["noexecute/2-device-taint-rule.yaml", "eviction-time/2-device-taint-rule.yaml"]
+    for rule in rules:
+        await c.kubectl("delete", "--ignore-not-found", "-f", str(TAINT_DEMOS / rule))
+    namespaces = ["noschedule", "toleration", "noexecute", "eviction-time"]
+    await c.kubectl(
+        "delete", "namespace", "--ignore-not-found", *(f"device-taint-{n}" for n in namespaces), timeout=120
+    )
+
+
+async def completed_rule(c: Cluster, name: str) -> dict[str, Any]:
+    rule: dict[str, Any] = await eventually(
+        lambda: c.json("devicetaintrule", name),
+        until=lambda r: (eviction_in_progress(r) or {}).get("reason") == "Completed",
+        timeout=60,
+        interval=0.5,
+        what=f"{name} Completed",
+    )
+    return rule
+
+
+async def test_noexecute_rule_evicts_the_running_pod_and_the_node_agent_unprepares_it(taints: Cluster) -> None:
+    ns = "device-taint-noexecute"
+    await clear_taint_demos(taints)
+    try:
+        await taints.apply("device-taints/noexecute/1-pod-to-be-evicted.yaml")
+        (pod,) = await taints.wait_running(ns, "pod-to-be-evicted")
+        claim = await taints.claim_of(ns, pod, "gpu")
+        assert len(taints.cdi_env(claim)) == 1  # prepared on the node
+        changes = taints.record()
+        await taints.apply("device-taints/noexecute/2-device-taint-rule.yaml")
+        await taints.kubectl("wait", "pod/pod-to-be-evicted", "-n", ns, "--for=delete", "--timeout=60s", timeout=90)
+
+        conditioned = [c for c in pod_changes(changes, ns, "pod-to-be-evicted") if has_disruption_target(c.object)]
+        assert conditioned, "the pod never got the DisruptionTarget condition"
+        assert conditioned[0].offset < deleted_at(changes, ns, "pod-to-be-evicted")
+        await eventually(lambda: not taints.cdi_env(claim), what="the claim unprepared (CDI spec removed)")
+        uid = claim["metadata"]["uid"]
+        await eventually(
+            lambda: taints.claims(ns),
+            until=lambda cs: not any(x["metadata"]["uid"] == uid and x.get("status", {}).get("allocation") for x in cs),
+            interval=0.5,
+            what="the claim deallocated",
+        )
+        rule = await completed_rule(taints, "gpu-noexecute")
+        condition = eviction_in_progress(rule)
+        assert condition is not None
+        assert (condition["status"], condition["message"]) == ("False", "1 pod evicted since starting the controller.")
+
+        await taints.apply("device-taints/noexecute/3-pod-no-execute.yaml")  # NoExecute keeps new pods off too
+        await eventually(
+            lambda: taints.json("events", "-n", ns, "--field-selector", "involvedObject.name=pod-no-execute"),
+            until=lambda e: any(x["reason"] == "FailedScheduling" for x in e["items"]),
+            interval=0.5,
+            what="FailedScheduling",
+        )
+        assert not (await taints.json("pod", "-n", ns, "pod-no-execute"))["spec"].get("nodeName")
+    finally:
+        await clear_taint_demos(taints)
+
+
+async def test_eviction_time_evicts_at_once_after_the_toleration_or_never(taints: Cluster) -> None:
+    ns = "device-taint-eviction-time"
+    await clear_taint_demos(taints)
+    try:
+        docs = list(yaml.safe_load_all((TAINT_DEMOS / "eviction-time/1-pods.yaml").read_text()))
+        for doc in docs:
+            if doc and doc["kind"] == "ResourceClaimTemplate" and doc["metadata"]["name"] == "with-300s-toleration":
+                (request,) = doc["spec"]["spec"]["devices"]["requests"]
+                (toleration,) = request["exactly"]["tolerations"]
+                assert toleration["tolerationSeconds"] == 300
+                toleration["tolerationSeconds"] = TOLERATION_SECONDS
+        await taints.kubectl("apply", "-f", "-", stdin=yaml.safe_dump_all([d for d in docs if d]))
+        await taints.wait_running(ns)
+        changes = taints.record()
+        await taints.apply("device-taints/eviction-time/2-device-taint-rule.yaml")
+        await taints.kubectl(
+            "wait", "pod/pod-with-300s-toleration", "-n", ns, "--for=delete", "--timeout=90s", timeout=120
+        )
+        await taints.kubectl("wait", "pod/pod-no-toleration", "-n", ns, "--for=delete", "--timeout=60s", timeout=90)
+
+        # In log order: the untolerating pod goes at once, the rule says PodsPendingEviction while the
+        # tolerating-for-a-while pod still runs, then that one goes; the pod tolerating forever stays.
+        at_once = deleted_at(changes, ns, "pod-no-toleration")
+        later = deleted_at(changes, ns, "pod-with-300s-toleration")
+        pending = [
+            c.offset
+            for c in changes
+            if c.resource == "devicetaintrules"
+            and (eviction_in_progress(c.object) or {}).get("reason") == "PodsPendingEviction"
+        ]
+        assert at_once < later and pending and min(pending) < later
+        for name in ("pod-no-toleration", "pod-with-300s-toleration"):
+            assert any(has_disruption_target(c.object) for c in pod_changes(changes, ns, name))
+        assert not any(has_disruption_target(c.object) for c in pod_changes(changes, ns, "pod-with-toleration"))
+        (staying,) = (await taints.json("pods", "-n", ns))["items"]
+        assert (staying["metadata"]["name"], staying["status"]["phase"]) == ("pod-with-toleration", "Running")
+        condition = eviction_in_progress(await completed_rule(taints, "gpu-eviction-time"))
+        assert condition is not None
+        assert (condition["status"], condition["message"]) == ("False", "2 pods evicted since starting the controller.")
+    finally:
+        await clear_taint_demos(taints)
+
+
+async def test_kubectl_shows_device_status_and_allocated_resources_status(partitions: Cluster) -> None:
+    """The real kubectl (1.32) on the partitions demo: -o yaml carries status.devices and
+    allocatedResourcesStatus under 1.37's names; describe prints the claim's status generically, and
+    1.32's pod describer, which predates allocatedResourcesStatus, prints nothing of it."""
+    ns = "partitionable-devices"
+    (pod,) = await partitions.wait_running(ns)
+    claim = await partitions.claim_of(ns, pod, "gpu-partitions")
+    name = claim["metadata"]["name"]
+    await eventually(lambda: partitions.claim_of(ns, pod, "gpu-partitions"), until=lambda c: len(ready(c)) == 2)
+    devices = sorted(r["device"] for r in results(claim))
+
+    claim_yaml = (await partitions.kubectl("get", "resourceclaim", "-n", ns, name, "-o", "yaml")).out
+    status = yaml.safe_load(claim_yaml)["status"]
+    assert [sorted(e) for e in status["devices"]] == [["conditions", "data", "device", "driver", "pool"]] * 2
+    assert sorted(e["device"] for e in status["devices"]) == devices
+    (condition,) = status["devices"][0]["conditions"]
+    assert sorted(condition) == ["lastTransitionTime", "message", "observedGeneration", "reason", "status", "type"]
+    assert (condition["type"], condition["status"], condition["reason"]) == ("Ready", "True", "DevicePrepared")
+    assert sorted(status["devices"][0]["data"]) == ["driverVersion", "model", "uuid"]
+
+    pod_yaml = (await partitions.kubectl("get", "pod", "-n", ns, "pod0", "-o", "yaml")).out
+    (container,) = yaml.safe_load(pod_yaml)["status"]["containerStatuses"]
+    (entry,) = container["allocatedResourcesStatus"]
+    assert entry["name"] == "claim:gpu-partitions"
+    uid = claim["metadata"]["uid"]
+    assert entry["resources"] == [
+        {
+            "resourceID": f"k8s.gpu.example.com/gpu={uid}-{d}",
+            "health": "Unhealthy" if d == UNHEALTHY_PARTITION else "Healthy",
+        }
+        for d in devices
+    ]
+
+    described = (await partitions.kubectl("describe", "pod", "-n", ns, "pod0")).out
+    assert "Status:       Running" in described and "Node:         node-1/" in described
+    assert "    State:          Running" in described and "    Ready:          True" in described
+    assert "Successfully assigned partitionable-devices/pod0 to node-1" in described
+    # kubectl 1.32's pod describer has no line for allocatedResourcesStatus (seen by running it): none of it shows.
+    assert "Unhealthy" not in described and "k8s.gpu.example.com/gpu=" not in described
+    assert "allocated" not in described.lower()
+
+    described = (await partitions.kubectl("describe", "resourceclaim", "-n", ns, name)).out
+    # No describer for ResourceClaim in 1.32: the generic one prints every field, status.devices included.
+    status_part = described[described.index("\nStatus:\n") :]
+    assert "\n  Devices:\n    Conditions:\n" in status_part
+    assert "      Reason:                DevicePrepared\n" in status_part
+    assert "      Type:                  Ready\n" in status_part
+    for d in devices:
+        assert f"    Device:      {d}\n" in status_part
+
+
+async def test_extended_resource_requests_get_a_claim_from_the_scheduler(taints: Cluster) -> None:
+    """Pods asking for example.com/gpu (a DeviceClass's extendedResourceName) and for the implicit
+    deviceclass.resource.kubernetes.io/gpu.example.com in limits: the scheduler creates a claim per pod, with
+    the extended-resource-claim annotation, records it in status.extendedResourceClaimStatus, and the
+    container runs with the device's CDI env. On the taints stack, after clearing the taint demos."""
+    ns = "extended-resource-request"
+    await clear_taint_demos(taints)
+    try:
+        await taints.apply("extended-resource-request.yaml")
+        pods = {p["metadata"]["name"]: p for p in await taints.wait_running(ns)}
+        assert set(pods) == {"pod0", "pod1"}
+        claims = {c["metadata"]["name"]: c for c in await taints.claims(ns)}
+        devices: set[str] = set()
+        for name, resource in (
+            ("pod0", "deviceclass.resource.kubernetes.io/gpu.example.com"),
+            ("pod1", "example.com/gpu"),
+        ):
+            status = pods[name]["status"]["extendedResourceClaimStatus"]
+            claim = claims[status["resourceClaimName"]]
+            assert claim["metadata"]["annotations"]["resource.kubernetes.io/extended-resource-claim"] == "true"
+            (owner,) = claim["metadata"]["ownerReferences"]
+            assert (owner["kind"], owner["name"], owner["controller"]) == ("Pod", name, True)
+            (mapping,) = status["requestMappings"]
+            assert (mapping["containerName"], mapping["resourceName"]) == ("ctr0", resource)
+            (result,) = results(claim)
+            assert result["request"] == mapping["requestName"]
+            devices.add(result["device"])
+            env = await eventually(lambda claim=claim: taints.cdi_env(claim), what=f"{name}'s CDI spec")
+            uid = claim["metadata"]["uid"]
+            assert f"GPU_DEVICE_{result['device'][4:]}={result['device']}" in env[f"{uid}-{result['device']}"]
+        assert len(devices) == 2
+    finally:
+        await taints.kubectl("delete", "namespace", "--ignore-not-found", ns, timeout=120)
+        await taints.kubectl("delete", "--ignore-not-found", "deviceclass", "gpu-extended.example.com", timeout=60)
