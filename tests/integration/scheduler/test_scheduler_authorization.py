@@ -26,12 +26,14 @@ def attrs(operation: str, group: str, plural: str, subresource: str = "") -> Att
         ("UPDATE", "resource.k8s.io", "resourceclaims", "status"),  # PreBind: allocation and reservedFor
         ("CREATE", "resource.k8s.io", "podschedulingcontexts", ""),  # classic DRA
         ("DELETE", "resource.k8s.io", "podschedulingcontexts", ""),  # PostBind
+        ("CREATE", "resource.k8s.io", "resourceclaims", ""),  # 1.37: the extended resource claim (DRAExtendedResource)
+        ("DELETE", "resource.k8s.io", "resourceclaims", ""),  # 1.37: a leftover extended resource claim
     ],
 )
 def test_scheduler_may_make_its_writes(operation: str, group: str, plural: str, subresource: str) -> None:
     Authorizer().admit(attrs(operation, group, plural, subresource), view=None)  # type: ignore[arg-type]
 
 
-def test_scheduler_may_not_create_claims() -> None:
-    with pytest.raises(StatusError, match='User "system:kube-scheduler" cannot create resource "resourceclaims"'):
-        Authorizer().admit(attrs("CREATE", "resource.k8s.io", "resourceclaims"), view=None)  # type: ignore[arg-type]
+def test_scheduler_may_not_publish_slices() -> None:
+    with pytest.raises(StatusError, match='User "system:kube-scheduler" cannot create resource "resourceslices"'):
+        Authorizer().admit(attrs("CREATE", "resource.k8s.io", "resourceslices"), view=None)  # type: ignore[arg-type]
