@@ -16,41 +16,20 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import os
 import sys
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 from scheduler_scenario import CLASS, DRIVER, NS, RG, Stack, device_class, node, pod
+from test_dra_1_37_scheduling import stack_1_37
 
-from services.apiserver.admission_chain import build_admission
-from services.kube.feature_gates import FeatureGates
 from services.scheduler.queue import UNSCHEDULABLE_PODS
-from services.scheduler.service import SchedulerConfig, SchedulerService
-from services.testing.harness import LogHarness
 from tests.conftest import BusUrl
 from tests.support.eventually import eventually
 
-GATES = FeatureGates(release="1.37")
 Obj = dict[str, Any]
 REPO = Path(__file__).resolve().parents[3]
-
-
-@contextlib.asynccontextmanager
-async def stack_at_1_37(url: str) -> AsyncIterator[Stack]:
-    async with LogHarness.running(url, admission=build_admission(gates=GATES)) as log:
-        admin = await log.client(timeout=30.0)
-        scheduler = SchedulerService(log.bus, config=SchedulerConfig(gates=GATES))
-        task = asyncio.create_task(scheduler.run(), name="scheduler")
-        try:
-            await asyncio.wait_for(scheduler.ready.wait(), 60)
-            yield Stack(log, admin, scheduler, task)
-        finally:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
 
 
 def claim(name: str, requests: list[Obj]) -> Obj:
@@ -117,7 +96,7 @@ def results(stack: Stack, claim_name: str) -> list[tuple[str, str]]:
 
 
 async def test_score_picks_the_node_where_the_first_subrequest_fits(bus_url: BusUrl) -> None:
-    async with stack_at_1_37(bus_url()) as stack:
+    async with stack_1_37(bus_url()) as stack:
         # node-1 comes first in filter order and fits only the second choice; node-2 fits the first.
         for name, count in (("node-1", 1), ("node-2", 2)):
             await stack.admin.create("", "nodes", node(name))
@@ -166,7 +145,7 @@ def partitionable_gpu(node_name: str) -> list[Obj]:
 
 
 async def test_freed_counters_wake_the_pod_waiting_for_the_whole_gpu(bus_url: BusUrl) -> None:
-    async with stack_at_1_37(bus_url()) as stack:
+    async with stack_1_37(bus_url()) as stack:
         await stack.admin.create("", "nodes", node("node-1"))
         for obj in partitionable_gpu("node-1"):
             await stack.admin.create(RG, "resourceslices", obj)
@@ -189,7 +168,7 @@ async def test_freed_counters_wake_the_pod_waiting_for_the_whole_gpu(bus_url: Bu
 
 
 async def test_freed_shared_capacity_wakes_the_pod_that_did_not_fit(bus_url: BusUrl) -> None:
-    async with stack_at_1_37(bus_url()) as stack:
+    async with stack_1_37(bus_url()) as stack:
         await stack.admin.create("", "nodes", node("node-1"))
         nic = {
             "name": "nic-0",
@@ -225,7 +204,7 @@ async def test_the_257th_consumer_is_refused_by_validation_in_prebind(bus_url: B
     As in kube's own integration test (test/integration/dra/resourceclaim.go), the pod past the limit
     fails in PreBind with validation's message and is retried by backoff.
     """
-    async with stack_at_1_37(bus_url()) as stack:
+    async with stack_1_37(bus_url()) as stack:
         await stack.node_with_devices("node-1", devices=1)
         await stack.admin.create(RG, "deviceclasses", device_class())
         await stack.admin.create(RG, "resourceclaims", claim("shared", [{"name": "gpu", "deviceClassName": CLASS}]))
@@ -275,7 +254,7 @@ async def explain(url: str, name: str) -> str:
 
 async def test_explain_says_which_subrequest_a_claim_got_and_that_counters_are_exhausted(bus_url: BusUrl) -> None:
     url = bus_url()
-    async with stack_at_1_37(url) as stack:
+    async with stack_1_37(url) as stack:
         await stack.admin.create("", "nodes", node("node-1"))
         for obj in partitionable_gpu("node-1"):
             await stack.admin.create(RG, "resourceslices", obj)
