@@ -9,8 +9,8 @@ serialized ``FileDescriptorSet`` s compiled from those files (protoc, from
 
 The .proto files cannot say two things the codec needs to read and write
 exactly what Go does: which Go fields are pointers (a non-pointer field is
-always on the wire, a nil pointer never) and each field's JSON name and
-``omitempty`` (what Go's JSON shows for a zero value). A small Go program
+always on the wire, a nil pointer never) and each field's JSON name,
+``omitempty`` and ``omitzero`` (what Go's JSON shows for a zero value). A small Go program
 (written to a temporary directory, our own code) reads them from the Go
 structs' ``json`` and ``protobuf`` tags by reflection and writes one field
 table per release beside the descriptors.
@@ -83,6 +83,7 @@ type field struct {
 	Num       int    `json:"num"`
 	JSON      string `json:"json"`
 	OmitEmpty bool   `json:"omitempty,omitempty"`
+	OmitZero  bool   `json:"omitzero,omitempty"`
 	Inline    bool   `json:"inline,omitempty"`
 	// value (always on the wire), pointer, list, map, bytes, wrapped (a named slice sent as a message)
 	Hold string `json:"hold"`
@@ -154,6 +155,7 @@ func main() {
 			fl := field{Num: num, JSON: js[0], Hold: hold(f.Type, tag)}
 			for _, opt := range js[1:] {
 				fl.OmitEmpty = fl.OmitEmpty || opt == "omitempty"
+				fl.OmitZero = fl.OmitZero || opt == "omitzero"
 				fl.Inline = fl.Inline || opt == "inline"
 			}
 			if f.Type.Kind() == reflect.Map {

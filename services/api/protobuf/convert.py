@@ -43,6 +43,7 @@ class FieldTable:
         "inline",
         "json",
         "omitempty",
+        "omitzero",
         "read_special",
         "sub",
         "values",
@@ -55,7 +56,8 @@ class FieldTable:
         self.json = go.json
         self.inline = go.json == ""
         self.hold = go.hold
-        self.omitempty = go.omitempty
+        self.omitempty = go.omitempty or go.omitzero  # for scalars and containers the two agree
+        self.omitzero = go.omitzero
         self.values = values  # for a map: its values'
         self.zero = zero
         self.sub: MessageTable | None = None
@@ -66,12 +68,19 @@ class FieldTable:
 class MessageTable:
     """A message class and its fields in Go's struct order."""
 
-    __slots__ = ("cls", "fields", "name")
+    __slots__ = ("_zero", "cls", "fields", "name")
 
     def __init__(self, name: str, cls: Any) -> None:
         self.name = name
         self.cls = cls
         self.fields: tuple[FieldTable, ...] = ()
+        self._zero: dict[str, Any] | None = None
+
+    def zero(self) -> dict[str, Any]:
+        """What Go's JSON shows for the zero struct (for ``omitzero``)."""
+        if self._zero is None:
+            self._zero = read(self, self.cls())
+        return self._zero
 
 
 _TABLES: dict[tuple[str, str], MessageTable] = {}
@@ -229,10 +238,14 @@ def read(t: MessageTable, msg: Any) -> dict[str, Any]:
                 if v or not f.omitempty:
                     out[f.json] = v
             elif values == MESSAGE:
-                out[f.json] = read(f.sub, getattr(msg, f.attr))  # type: ignore[arg-type]
+                v = read(f.sub, getattr(msg, f.attr))  # type: ignore[arg-type]
+                if not f.omitzero or v != f.sub.zero():  # type: ignore[union-attr]
+                    out[f.json] = v
             elif values == SPECIAL_TYPE:
                 present = msg.HasField(f.attr)
-                out[f.json] = f.read_special(getattr(msg, f.attr) if present else None)  # type: ignore[misc]
+                v = f.read_special(getattr(msg, f.attr) if present else None)  # type: ignore[misc]
+                if v is not None or not f.omitzero:
+                    out[f.json] = v
             elif values == BYTES:
                 v = getattr(msg, f.attr)
                 if v or not f.omitempty:
@@ -283,4 +296,3 @@ def _read_list(f: FieldTable, rep: Any) -> list[Any]:
         sub = f.sub
         return [read(sub, item) for item in rep]  # type: ignore[arg-type]
     return [_read_value(f, item) for item in rep]
-

@@ -9,7 +9,7 @@ first). A kind is encoded with the newest pool that has its message; field
 numbers never change between releases.
 
 Beside each descriptor set lies the release's field table: per message, each
-field's JSON name, ``omitempty`` and how the Go struct holds it (a value
+field's JSON name, ``omitempty``, ``omitzero`` and how the Go struct holds it (a value
 always on the wire, a pointer, a list, a map, ...), read from the Go structs'
 tags by ``ops/gen_proto.py``.
 """
@@ -35,6 +35,7 @@ class GoField:
     number: int
     json: str  # "" for an embedded struct whose fields Go's JSON inlines
     omitempty: bool
+    omitzero: bool  # Go 1.24's omitzero: a zero value (a zero struct, a zero metav1.Time) is left out
     hold: str  # value | pointer | list | map | bytes | wrapped
     map_value: str  # for a map: value | wrapped
 
@@ -72,6 +73,7 @@ def _load_pool(entry: dict[str, Any]) -> Pool:
                 number=f["num"],
                 json=f["json"],
                 omitempty=bool(f.get("omitempty")),
+                omitzero=bool(f.get("omitzero")),
                 hold=f["hold"],
                 map_value=f.get("mapValue", ""),
             )
