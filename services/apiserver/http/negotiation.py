@@ -28,9 +28,9 @@ DeleteOptions); patches stay JSON/YAML, as in Kubernetes.
 from __future__ import annotations
 
 import datetime
-import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import ModuleType
 from typing import Any, Literal
 
 import orjson
@@ -289,18 +289,16 @@ def error_format(accept: str | None) -> Format:
     return "json"
 
 
-def protobuf_codec() -> Any:
-    """`services.api.protobuf`, imported the first time a client speaks protobuf."""
-    return importlib.import_module("services.api.protobuf")
+def protobuf_codec() -> ModuleType:
+    """`services.api.protobuf`, imported the first time a client speaks protobuf (JSON requests never load it)."""
+    from services.api import protobuf
+
+    return protobuf
 
 
 def protobuf_supports(api_version: str, kind: str) -> bool:
-    """Whether ``kind`` in ``api_version`` has a protobuf message (built-in kinds do, CRDs do not)."""
-    try:
-        codec = protobuf_codec()
-    except ImportError:  # pragma: no cover - the codec is part of the package
-        return False
-    return bool(codec.supports(api_version, kind))
+    """Whether ``kind`` in ``api_version`` has a protobuf message (built-in kinds do, CRDs and Tables do not)."""
+    return protobuf_codec().supports(api_version, kind)
 
 
 def encode(doc: Any, fmt: Format = "json") -> bytes:
@@ -334,9 +332,6 @@ MAX_BODY_DEPTH = 200
 _INT64_MIN, _UINT64_MAX = -(2**63), 2**64 - 1  # the integers orjson encodes
 
 
-PROTOBUF_MAGIC = b"k8s\x00"
-
-
 def decode_body(body: bytes, content_type: str | None, *, kind: str = "") -> Any:
     """Decode a JSON, YAML (any ``+json`` / ``+yaml`` type) or protobuf request body.
 
@@ -363,26 +358,24 @@ def decode_protobuf(body: bytes, *, kind: str) -> dict[str, Any]:
     """A protobuf body as the dict its JSON would decode to, or kube-apiserver's 400.
 
     Worded as the create handler's ``transformDecodeError`` around the protobuf
-    serializer's errors: ``the object provided is unrecognized (must be of type
-    Pod): provided data does not appear to be a protobuf message, expected prefix
-    [107 56 115 0] ({"kind":...)``.
+    serializer's errors (`services.api.protobuf.ProtobufDecodeError` words them as
+    Go does): ``the object provided is unrecognized (must be of type Pod):
+    provided data does not appear to be a protobuf message, expected prefix
+    [107 56 115 0] ({"kind":...)``, or, once the envelope named a kind,
+    ``Foo in version "v1" cannot be handled as a Pod: no kind "Foo" is registered
+    for version "v1"``. An envelope naming another served kind decodes, and the
+    handler refuses it as it refuses the same JSON.
     """
-    if not body.startswith(PROTOBUF_MAGIC):
-        reason = "provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]"
-    elif len(body) == len(PROTOBUF_MAGIC):
-        reason = "empty body"
-    else:
-        try:
-            doc = protobuf_codec().decode(body)
-        except StatusError:
-            raise
-        except Exception as exc:  # the codec's own error for bytes that are not its messages
-            reason = str(exc) or type(exc).__name__
-        else:
-            if isinstance(doc, dict):
-                return doc
-            reason = "the envelope does not hold an object"
-    raise bad_request(f"the object provided is unrecognized (must be of type {kind}): {reason} ({_summary(body)})")
+    codec = protobuf_codec()
+    try:
+        return codec.decode(body)
+    except codec.ProtobufDecodeError as exc:
+        if exc.kind:
+            version = exc.api_version.rpartition("/")[2]
+            raise bad_request(f'{exc.kind} in version "{version}" cannot be handled as a {kind}: {exc}') from None
+        raise bad_request(
+            f"the object provided is unrecognized (must be of type {kind}): {exc} ({_summary(body)})"
+        ) from None
 
 
 def _summary(data: bytes, limit: int = 30) -> str:

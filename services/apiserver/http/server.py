@@ -130,8 +130,18 @@ def _document(
     body = doc.body
     if protobuf:
         cache = request.app[PROTOBUF_DOCUMENTS]
-        body = cache.get(doc) or cache.setdefault(doc, encode(orjson.loads(doc.body), "protobuf"))
+        body = cache.get(doc) or cache.setdefault(doc, encode(_unversioned(orjson.loads(doc.body)), "protobuf"))
     return web.Response(body=body, headers=headers)
+
+
+def _unversioned(doc: dict[str, Any]) -> dict[str, Any]:
+    """A discovery document with the ``apiVersion`` its protobuf envelope carries.
+
+    APIVersions, APIGroupList, APIGroup and APIResourceList are unversioned meta
+    types: their JSON may omit ``apiVersion``; kube-apiserver's protobuf envelope
+    names them ``v1``.
+    """
+    return doc if doc.get("apiVersion") else {**doc, "apiVersion": "v1"}
 
 
 def _health(request: web.Request) -> web.Response:

@@ -13,9 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from services.api import protobuf
 from services.api.types.registry import by_resource
-
-from .protobuf_standin import install
 
 PB = "application/vnd.kubernetes.protobuf"
 PB_WATCH = PB + ";stream=watch"
@@ -35,8 +34,8 @@ UNKNOWN_FORMAT = (
 
 
 @pytest.fixture
-def codec(monkeypatch: pytest.MonkeyPatch) -> Any:
-    return install(monkeypatch)
+def codec() -> Any:
+    return protobuf
 
 
 def pod(name: str = "p1") -> dict[str, Any]:
@@ -167,9 +166,9 @@ async def test_malformed_and_mismatched_bodies(client: Any, codec: Any) -> None:
     assert status["reason"] == "BadRequest"
     assert status["message"].startswith("the object provided is unrecognized (must be of type Pod): ")
     # An envelope naming another kind or version: the same errors as the JSON body gets.
-    for body in (claim(), {**pod(), "apiVersion": "v2"}):
-        as_json = await client.post(PODS, json=body)
-        as_protobuf = await client.post(PODS, data=codec.encode(body), headers={"Content-Type": PB})
+    for path, body in ((PODS, claim()), (CLAIMS, pod()), (CLAIMS, {**claim(), "apiVersion": "resource.k8s.io/v1"})):
+        as_json = await client.post(path, json=body)
+        as_protobuf = await client.post(path, data=codec.encode(body), headers={"Content-Type": PB})
         assert as_json.status == as_protobuf.status == 400
         assert (await as_json.json())["message"] == (await as_protobuf.json())["message"]
     # A type nobody decodes: 415 listing the body types.
@@ -222,7 +221,7 @@ class Frames:
             chunk = await asyncio.wait_for(self.resp.content.read(65536), timeout)
             assert chunk, "stream ended"
             events, self.buf = self.codec.decode_watch_frames(self.buf + chunk)
-            self.pending.extend(events)
+            self.pending.extend({"type": t, "object": o} for t, o in events)
         return self.pending.pop(0)
 
 
