@@ -106,9 +106,11 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     except web.HTTPException:
         raise
     except TimeoutError:
-        return error_response(write_timeout())
+        return error_response(write_timeout(), fmt=error_format(request.headers.get("Accept")))
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bug: answer 500 and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
-        return error_response(internal_error(str(exc) or type(exc).__name__))
+        return error_response(
+            internal_error(str(exc) or type(exc).__name__), fmt=error_format(request.headers.get("Accept"))
+        )
