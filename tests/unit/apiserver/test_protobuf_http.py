@@ -301,3 +301,36 @@ async def test_discovery_as_client_go_asks(client: Any, codec: Any) -> None:
         "/api", headers={"Accept": f"{PB};g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList", "If-None-Match": etag}
     )
     assert r.status == 304
+
+
+async def test_leader_election_and_events_in_protobuf(client: Any, codec: Any) -> None:
+    # What kube-scheduler and kube-controller-manager write first: their Lease, then events.k8s.io/v1 Events.
+    leases = "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+    lease = {
+        "apiVersion": "coordination.k8s.io/v1",
+        "kind": "Lease",
+        "metadata": {"name": "kube-scheduler", "namespace": "kube-system"},
+        "spec": {"holderIdentity": "a", "leaseDurationSeconds": 15, "leaseTransitions": 0},
+    }
+    created = await pb(await client.post(leases, data=codec.encode(lease), headers=SEND), codec, 201)
+    assert created["spec"]["holderIdentity"] == "a" and created["spec"]["leaseDurationSeconds"] == 15
+    created["spec"]["holderIdentity"] = "b"
+    renewed = await pb(await client.put(leases + "/kube-scheduler", data=codec.encode(created), headers=SEND), codec)
+    assert renewed["spec"]["holderIdentity"] == "b"
+    event = {
+        "apiVersion": "events.k8s.io/v1",
+        "kind": "Event",
+        "metadata": {"name": "p.1", "namespace": "ns"},
+        "eventTime": "2026-01-01T00:00:00.000000Z",
+        "reportingController": "default-scheduler",
+        "reportingInstance": "default-scheduler-a",
+        "action": "Binding",
+        "reason": "Scheduled",
+        "regarding": {"kind": "Pod", "namespace": "ns", "name": "p"},
+        "note": "Successfully assigned ns/p to n",
+        "type": "Normal",
+    }
+    events = "/apis/events.k8s.io/v1/namespaces/ns/events"
+    posted = await pb(await client.post(events, data=codec.encode(event), headers=SEND), codec, 201)
+    assert (posted["apiVersion"], posted["kind"], posted["reason"]) == ("events.k8s.io/v1", "Event", "Scheduled")
+    assert posted["regarding"]["name"] == "p"
