@@ -66,21 +66,44 @@ class FieldTable:
 
 
 class MessageTable:
-    """A message class and its fields in Go's struct order."""
+    """A message class and its fields in Go's struct order, with what the walks precompute from them."""
 
-    __slots__ = ("_zero", "cls", "fields", "name")
+    __slots__ = ("_absent", "_zero", "_zero_bytes", "by_json", "by_number", "cls", "fields", "name")
 
     def __init__(self, name: str, cls: Any) -> None:
         self.name = name
         self.cls = cls
         self.fields: tuple[FieldTable, ...] = ()
+        # JSON name → (attributes of the inline structs on the way, field): an inline struct's fields are flat in JSON.
+        self.by_json: dict[str, tuple[tuple[str, ...], FieldTable]] = {}
+        self.by_number: dict[int, FieldTable] = {}
         self._zero: dict[str, Any] | None = None
+        self._zero_bytes: bytes | None = None
+        self._absent: tuple[tuple[FieldTable, Any], ...] | None = None
 
     def zero(self) -> dict[str, Any]:
-        """What Go's JSON shows for the zero struct (for ``omitzero``)."""
+        """What Go's JSON shows for the zero struct (for ``omitzero``; do not change it)."""
         if self._zero is None:
             self._zero = read(self, self.cls())
         return self._zero
+
+    def zero_bytes(self) -> bytes:
+        """The zero struct as Go marshals it: every field Go holds by value, with its zero value."""
+        if self._zero_bytes is None:
+            msg = self.cls()
+            for f in self.fields:
+                if f.hold == "value":
+                    _write_zero(f, msg)
+            self._zero_bytes = msg.SerializeToString()
+        return self._zero_bytes
+
+    def absent(self) -> tuple[tuple[FieldTable, Any], ...]:
+        """The fields Go's JSON shows though the message lacks them, with the value shown (see `read`)."""
+        if self._absent is None:
+            self._absent = tuple(
+                (f, shown) for f in self.fields if (shown := _shown_when_absent(f)) is not _HIDDEN
+            )
+        return self._absent
 
 
 _TABLES: dict[tuple[str, str], MessageTable] = {}
@@ -128,7 +151,14 @@ def _build(pool: Pool, name: str) -> MessageTable:
         elif values == MESSAGE and sub is not None:
             f.sub = table(pool, sub.full_name)
         fields.append(f)
+        result.by_number[go.number] = f
     result.fields = tuple(fields)
+    for f in fields:
+        if f.inline and f.sub is not None:
+            for key, (path, child) in f.sub.by_json.items():
+                result.by_json[key] = ((f.attr, *path), child)
+        elif not f.inline:
+            result.by_json[f.json] = ((), f)
     return result
 
 
@@ -136,39 +166,46 @@ def _build(pool: Pool, name: str) -> MessageTable:
 
 
 def write(t: MessageTable, msg: Any, d: dict[str, Any]) -> None:
-    """Fill ``msg`` from the JSON-shaped ``d`` as Go's marshaller would have it (see the module docstring)."""
-    for f in t.fields:
-        if f.inline:
-            sub = getattr(msg, f.attr)
-            sub.SetInParent()
-            write(f.sub, sub, d)  # type: ignore[arg-type]
+    """Fill ``msg`` from the JSON-shaped ``d`` as Go's marshaller would have it (see the module docstring).
+
+    The fields Go holds by value start as Go's zero struct (`MessageTable.zero_bytes`, merged in one call);
+    then each key of ``d`` that names a field is set. Keys no field has are ignored, as Go's JSON decoder does.
+    """
+    zero = t._zero_bytes
+    if zero is None:
+        zero = t.zero_bytes()
+    if zero:
+        msg.MergeFromString(zero)
+    by_json = t.by_json
+    for key, v in d.items():
+        entry = by_json.get(key)
+        if entry is None or v is None:
             continue
-        v = d.get(f.json)
+        path, f = entry
+        target = msg
+        for attr in path:
+            target = getattr(target, attr)
         hold = f.hold
-        if v is None:
-            if hold == "value":
-                _write_zero(f, msg)
-            continue
         if hold == "value" or hold == "pointer":
             values = f.values
             if values == SCALAR:
-                setattr(msg, f.attr, v)
+                setattr(target, f.attr, v)
             elif values == MESSAGE:
-                sub = getattr(msg, f.attr)
+                sub = getattr(target, f.attr)
                 sub.SetInParent()
                 write(f.sub, sub, v)  # type: ignore[arg-type]
             elif values == SPECIAL_TYPE:
-                f.write_special(getattr(msg, f.attr), v)  # type: ignore[misc]
+                f.write_special(getattr(target, f.attr), v)  # type: ignore[misc]
             elif values == BYTES:
-                setattr(msg, f.attr, base64.b64decode(v))
+                setattr(target, f.attr, base64.b64decode(v))
         elif hold == "list":
-            _write_list(f, getattr(msg, f.attr), v)
+            _write_list(f, getattr(target, f.attr), v)
         elif hold == "map":
-            _write_map(f, getattr(msg, f.attr), v)
+            _write_map(f, getattr(target, f.attr), v)
         elif hold == "bytes":
-            setattr(msg, f.attr, base64.b64decode(v))
+            setattr(target, f.attr, base64.b64decode(v))
         elif hold == "wrapped":
-            sub = getattr(msg, f.attr)
+            sub = getattr(target, f.attr)
             sub.SetInParent()
             sub.items.extend(v)
 
@@ -178,9 +215,8 @@ def _write_zero(f: FieldTable, msg: Any) -> None:
     if values == SCALAR:
         setattr(msg, f.attr, f.zero)
     elif values == MESSAGE:
-        sub = getattr(msg, f.attr)
-        sub.SetInParent()
-        write(f.sub, sub, _EMPTY)  # type: ignore[arg-type]
+        getattr(msg, f.attr).MergeFromString(f.sub.zero_bytes())  # type: ignore[union-attr]
+        getattr(msg, f.attr).SetInParent()
     elif values == SPECIAL_TYPE:
         f.write_special(getattr(msg, f.attr), None)  # type: ignore[misc]
 
@@ -222,56 +258,81 @@ def _write_map(f: FieldTable, mp: Any, v: dict[str, Any]) -> None:
 
 # ---- message → dict -------------------------------------------------------------------------------------------
 
+_HIDDEN = object()
+
+
+class _ZeroStruct:
+    """A struct held by value that the message lacks: Go's JSON shows its zero struct (a fresh dict each time)."""
+
+    __slots__ = ("sub",)
+
+    def __init__(self, sub: MessageTable) -> None:
+        self.sub = sub
+
+
+def _shown_when_absent(f: FieldTable) -> Any:
+    """What Go's JSON shows for a field the message lacks (Go's zero value), or `_HIDDEN`."""
+    if f.inline or (f.hold == "value" and f.values == MESSAGE):
+        return _HIDDEN if f.omitzero else _ZeroStruct(f.sub)  # type: ignore[arg-type]
+    if f.hold == "value":
+        if f.values == SPECIAL_TYPE:
+            shown = f.read_special(None)  # type: ignore[misc]
+            return _HIDDEN if shown is None and f.omitzero else shown
+        if f.omitempty:
+            return _HIDDEN
+        return "" if f.values == BYTES else f.zero
+    return _HIDDEN if f.omitempty else None  # a nil pointer, list or map without omitempty: null
+
 
 def read(t: MessageTable, msg: Any) -> dict[str, Any]:
-    """The JSON-shaped dict Go's ``encoding/json`` writes for ``msg`` decoded into its Go struct."""
+    """The JSON-shaped dict Go's ``encoding/json`` writes for ``msg`` decoded into its Go struct.
+
+    Walks the fields the message has (``ListFields``), then adds what Go shows for those it lacks.
+    """
     out: dict[str, Any] = {}
-    for f in t.fields:
-        hold = f.hold
-        if f.inline:
-            out.update(read(f.sub, getattr(msg, f.attr)))  # type: ignore[arg-type]
+    by_number = t.by_number
+    for fd, v in msg.ListFields():
+        f = by_number.get(fd.number)
+        if f is None:
             continue
+        if f.inline:
+            out.update(read(f.sub, v))  # type: ignore[arg-type]
+            continue
+        hold = f.hold
+        values = f.values
         if hold == "value":
-            values = f.values
             if values == SCALAR:
-                v = getattr(msg, f.attr)
                 if v or not f.omitempty:
                     out[f.json] = v
             elif values == MESSAGE:
-                v = read(f.sub, getattr(msg, f.attr))  # type: ignore[arg-type]
-                if not f.omitzero or v != f.sub.zero():  # type: ignore[union-attr]
-                    out[f.json] = v
+                shown = read(f.sub, v)  # type: ignore[arg-type]
+                if not f.omitzero or shown != f.sub.zero():  # type: ignore[union-attr]
+                    out[f.json] = shown
             elif values == SPECIAL_TYPE:
-                present = msg.HasField(f.attr)
-                v = f.read_special(getattr(msg, f.attr) if present else None)  # type: ignore[misc]
-                if v is not None or not f.omitzero:
-                    out[f.json] = v
+                shown = f.read_special(v)  # type: ignore[misc]
+                if shown is not None or not f.omitzero:
+                    out[f.json] = shown
             elif values == BYTES:
-                v = getattr(msg, f.attr)
                 if v or not f.omitempty:
                     out[f.json] = base64.b64encode(v).decode()
-            continue
-        if hold == "pointer" or hold == "bytes" or hold == "wrapped":
-            if not msg.HasField(f.attr):
-                if not f.omitempty:
-                    out[f.json] = None
-                continue
-            v = getattr(msg, f.attr)
-            if hold == "wrapped":
-                if v.items or not f.omitempty:
-                    out[f.json] = list(v.items)
-            else:
-                out[f.json] = _read_value(f, v)
-            continue
-        container = getattr(msg, f.attr)
-        if not container:
-            if not f.omitempty:
-                out[f.json] = None
-            continue
-        if hold == "list":
-            out[f.json] = _read_list(f, container)
-        else:
-            out[f.json] = {key: _read_value(f, container[key]) for key in sorted(container)}
+        elif hold == "list":
+            out[f.json] = _read_list(f, v)
+        elif hold == "map":
+            out[f.json] = {key: _read_value(f, v[key]) for key in sorted(v)}
+        elif hold == "wrapped":
+            if v.items or not f.omitempty:
+                out[f.json] = list(v.items)
+        else:  # pointer, bytes
+            out[f.json] = _read_value(f, v)
+    absent = t._absent
+    if absent is None:
+        absent = t.absent()
+    for f, shown in absent:
+        if f.inline:
+            if f.json not in out and not msg.HasField(f.attr):
+                out.update(read(f.sub, f.sub.cls()))  # type: ignore[union-attr]
+        elif f.json not in out and (f.hold != "value" or not msg.HasField(f.attr)):
+            out[f.json] = read(shown.sub, shown.sub.cls()) if isinstance(shown, _ZeroStruct) else shown
     return out
 
 
