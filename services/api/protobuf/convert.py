@@ -100,9 +100,7 @@ class MessageTable:
     def absent(self) -> tuple[tuple[FieldTable, Any], ...]:
         """The fields Go's JSON shows though the message lacks them, with the value shown (see `read`)."""
         if self._absent is None:
-            self._absent = tuple(
-                (f, shown) for f in self.fields if (shown := _shown_when_absent(f)) is not _HIDDEN
-            )
+            self._absent = tuple((f, shown) for f in self.fields if (shown := _shown_when_absent(f)) is not _HIDDEN)
         return self._absent
 
 
@@ -330,7 +328,7 @@ def read(t: MessageTable, msg: Any) -> dict[str, Any]:
     for f, shown in absent:
         if f.inline:
             if f.json not in out and not msg.HasField(f.attr):
-                out.update(read(f.sub, f.sub.cls()))  # type: ignore[union-attr]
+                out.update(read(f.sub, f.sub.cls()))  # type: ignore[union-attr, arg-type]
         elif f.json not in out and (f.hold != "value" or not msg.HasField(f.attr)):
             out[f.json] = read(shown.sub, shown.sub.cls()) if isinstance(shown, _ZeroStruct) else shown
     return out
