@@ -9,6 +9,7 @@ rest against Go itself.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -25,8 +26,8 @@ from services.api.protobuf import (
     encode_watch_frame,
     supports,
 )
-from services.api.protobuf.pools import message_name, pool_for, pools
-from services.api.protobuf.special import format_duration, format_time, parse_duration, parse_time
+from services.api.protobuf.pools import DESCRIPTORS, message_name, pool_for, pools
+from services.api.protobuf.special import SPECIAL, format_duration, format_time, parse_duration, parse_time
 from tests.support import proto_corpus, samples, stored_kinds
 
 
@@ -376,3 +377,46 @@ def test_a_frame_holding_garbage_is_refused() -> None:
         decode_watch_frames(b"\x00\x00\x00\x02\x0a\x09")
     with pytest.raises(ProtobufDecodeError, match="expected prefix"):
         decode_watch_frames(b"\x00\x00\x00\x07\x12\x05\x0a\x03abc")  # object.raw = "abc"
+
+
+# ---- the generated descriptors and Go tables agree ---------------------------------------------------------------
+
+
+def _reachable(pool: Any, name: str, seen: set[str]) -> None:
+    if name in seen or name in SPECIAL:
+        return
+    seen.add(name)
+    desc = pool.descriptor(name)
+    for fd in desc.fields:
+        if fd.message_type is not None:
+            target = fd.message_type
+            if target.GetOptions().map_entry:
+                target = target.fields_by_name["value"].message_type
+                if target is None:
+                    continue
+            _reachable(pool, target.full_name, seen)
+
+
+@pytest.mark.parametrize(("group", "version", "kind"), proto_corpus.served())
+def test_every_message_of_a_served_kind_has_a_go_table_for_every_field(group: str, version: str, kind: str) -> None:
+    """A message or field without Go's table entry would silently vanish from both directions."""
+    found = pool_for(f"{group}/{version}" if group else version, kind)
+    assert found is not None
+    pool, name = found
+    seen: set[str] = set()
+    _reachable(pool, name, seen)
+    for message in seen:
+        assert message in pool.fields, message
+        numbers = {f.number for f in pool.fields[message]}
+        assert numbers == {fd.number for fd in pool.descriptor(message).fields}, message
+
+
+def test_the_manifest_names_the_releases_newest_first() -> None:
+    manifest = json.loads((DESCRIPTORS / "manifest.json").read_text())
+    releases = [p["k8s.io/api"] for p in manifest["pools"]]
+    assert releases == ["v0.37.2", "v0.31.14"]
+    assert [p.release for p in pools()] == releases
+    for entry in manifest["pools"]:
+        assert entry["k8s.io/apimachinery"] == entry["k8s.io/api"]
+        assert (DESCRIPTORS / entry["descriptors"]).is_file()
+        assert (DESCRIPTORS / entry["fields"]).is_file()
