@@ -20,6 +20,7 @@ same and our dicts are what the same client would have sent as JSON:
 from __future__ import annotations
 
 import base64
+from collections.abc import Callable
 from typing import Any
 
 from google.protobuf.descriptor import Descriptor, FieldDescriptor
@@ -42,6 +43,7 @@ class FieldTable:
         "hold",
         "inline",
         "json",
+        "number_",
         "omitempty",
         "omitzero",
         "read_special",
@@ -53,6 +55,7 @@ class FieldTable:
 
     def __init__(self, *, attr: str, go: GoField, values: str, zero: Any) -> None:
         self.attr = attr
+        self.number_ = go.number
         self.json = go.json
         self.inline = go.json == ""
         self.hold = go.hold
@@ -68,7 +71,18 @@ class FieldTable:
 class MessageTable:
     """A message class and its fields in Go's struct order, with what the walks precompute from them."""
 
-    __slots__ = ("_absent", "_zero", "_zero_bytes", "by_json", "by_number", "cls", "fields", "name")
+    __slots__ = (
+        "_absent",
+        "_readers",
+        "_setters",
+        "_zero",
+        "_zero_bytes",
+        "by_json",
+        "by_number",
+        "cls",
+        "fields",
+        "name",
+    )
 
     def __init__(self, name: str, cls: Any) -> None:
         self.name = name
@@ -80,6 +94,21 @@ class MessageTable:
         self._zero: dict[str, Any] | None = None
         self._zero_bytes: bytes | None = None
         self._absent: tuple[tuple[FieldTable, Any], ...] | None = None
+        self._setters: dict[str, Setter] | None = None
+        self._readers: dict[Any, Reader_] | None = None
+
+    def setters(self) -> dict[str, Setter]:
+        """JSON name → a function setting that field of a message from its (non-null) JSON value."""
+        if self._setters is None:
+            self._setters = {key: _setter(path, f) for key, (path, f) in self.by_json.items()}
+        return self._setters
+
+    def readers(self) -> dict[Any, Reader_]:
+        """Field descriptor → a function putting Go's JSON of that present field into a dict."""
+        if self._readers is None:
+            desc = self.cls.DESCRIPTOR
+            self._readers = {desc.fields_by_number[f.number_]: _reader(f) for f in self.fields}
+        return self._readers
 
     def zero(self) -> dict[str, Any]:
         """What Go's JSON shows for the zero struct (for ``omitzero``; do not change it)."""
@@ -174,38 +203,91 @@ def write(t: MessageTable, msg: Any, d: dict[str, Any]) -> None:
         zero = t.zero_bytes()
     if zero:
         msg.MergeFromString(zero)
-    by_json = t.by_json
+    setters = t._setters
+    if setters is None:
+        setters = t.setters()
     for key, v in d.items():
-        entry = by_json.get(key)
-        if entry is None or v is None:
-            continue
-        path, f = entry
-        target = msg
-        for attr in path:
-            target = getattr(target, attr)
-        hold = f.hold
-        if hold == "value" or hold == "pointer":
-            values = f.values
-            if values == SCALAR:
-                setattr(target, f.attr, v)
-            elif values == MESSAGE:
-                sub = getattr(target, f.attr)
-                sub.SetInParent()
-                write(f.sub, sub, v)  # type: ignore[arg-type]
-            elif values == SPECIAL_TYPE:
-                f.write_special(getattr(target, f.attr), v)  # type: ignore[misc]
-            elif values == BYTES:
-                setattr(target, f.attr, base64.b64decode(v))
-        elif hold == "list":
-            _write_list(f, getattr(target, f.attr), v)
-        elif hold == "map":
-            _write_map(f, getattr(target, f.attr), v)
-        elif hold == "bytes":
-            setattr(target, f.attr, base64.b64decode(v))
-        elif hold == "wrapped":
-            sub = getattr(target, f.attr)
-            sub.SetInParent()
-            sub.items.extend(v)
+        if v is not None:
+            setter = setters.get(key)
+            if setter is not None:
+                setter(msg, v)
+
+
+Setter = Callable[[Any, Any], None]
+Reader_ = Callable[[dict[str, Any], Any], None]
+
+
+def _setter(path: tuple[str, ...], f: FieldTable) -> Setter:
+    """One field's setter, specialised once: the walk then costs a lookup and a call per key."""
+    attr, hold, values, sub = f.attr, f.hold, f.values, f.sub
+    setter: Setter
+    if hold in ("value", "pointer") and values == SCALAR:
+
+        def setter(m: Any, v: Any) -> None:
+            setattr(m, attr, v)
+
+    elif hold in ("value", "pointer") and values == MESSAGE:
+
+        def setter(m: Any, v: Any) -> None:
+            target = getattr(m, attr)
+            target.SetInParent()
+            write(sub, target, v)  # type: ignore[arg-type]
+
+    elif hold in ("value", "pointer") and values == SPECIAL_TYPE:
+        write_special = f.write_special
+
+        def setter(m: Any, v: Any) -> None:
+            write_special(getattr(m, attr), v)  # type: ignore[misc]
+
+    elif hold in ("value", "pointer", "bytes"):
+
+        def setter(m: Any, v: Any) -> None:
+            setattr(m, attr, base64.b64decode(v))
+
+    elif hold == "list" and values == SCALAR:
+
+        def setter(m: Any, v: Any) -> None:
+            getattr(m, attr).extend(v)
+
+    elif hold == "list" and values == MESSAGE:
+
+        def setter(m: Any, v: Any) -> None:
+            add = getattr(m, attr).add
+            for item in v:
+                write(sub, add(), item)  # type: ignore[arg-type]
+
+    elif hold == "list":
+
+        def setter(m: Any, v: Any) -> None:
+            _write_list(f, getattr(m, attr), v)
+
+    elif hold == "map" and values == SCALAR:
+
+        def setter(m: Any, v: Any) -> None:
+            getattr(m, attr).update({key: item for key, item in v.items() if item is not None})
+
+    elif hold == "map":
+
+        def setter(m: Any, v: Any) -> None:
+            _write_map(f, getattr(m, attr), v)
+
+    else:  # wrapped
+
+        def setter(m: Any, v: Any) -> None:
+            target = getattr(m, attr)
+            target.SetInParent()
+            target.items.extend(v)
+
+    if not path:
+        return setter
+    inner = setter
+
+    def through_inline(m: Any, v: Any) -> None:
+        for step in path:
+            m = getattr(m, step)
+        inner(m, v)
+
+    return through_inline
 
 
 def _write_zero(f: FieldTable, msg: Any) -> None:
@@ -288,50 +370,110 @@ def read(t: MessageTable, msg: Any) -> dict[str, Any]:
     Walks the fields the message has (``ListFields``), then adds what Go shows for those it lacks.
     """
     out: dict[str, Any] = {}
-    by_number = t.by_number
+    readers = t._readers
+    if readers is None:
+        readers = t.readers()
     for fd, v in msg.ListFields():
-        f = by_number.get(fd.number)
-        if f is None:
-            continue
-        if f.inline:
-            out.update(read(f.sub, v))  # type: ignore[arg-type]
-            continue
-        hold = f.hold
-        values = f.values
-        if hold == "value":
-            if values == SCALAR:
-                if v or not f.omitempty:
-                    out[f.json] = v
-            elif values == MESSAGE:
-                shown = read(f.sub, v)  # type: ignore[arg-type]
-                if not f.omitzero or shown != f.sub.zero():  # type: ignore[union-attr]
-                    out[f.json] = shown
-            elif values == SPECIAL_TYPE:
-                shown = f.read_special(v)  # type: ignore[misc]
-                if shown is not None or not f.omitzero:
-                    out[f.json] = shown
-            elif values == BYTES:
-                if v or not f.omitempty:
-                    out[f.json] = base64.b64encode(v).decode()
-        elif hold == "list":
-            out[f.json] = _read_list(f, v)
-        elif hold == "map":
-            out[f.json] = {key: _read_value(f, v[key]) for key in sorted(v)}
-        elif hold == "wrapped":
-            if v.items or not f.omitempty:
-                out[f.json] = list(v.items)
-        else:  # pointer, bytes
-            out[f.json] = _read_value(f, v)
+        reader = readers.get(fd)
+        if reader is not None:
+            reader(out, v)
     absent = t._absent
     if absent is None:
         absent = t.absent()
     for f, shown in absent:
         if f.inline:
-            if f.json not in out and not msg.HasField(f.attr):
+            if not msg.HasField(f.attr):
                 out.update(read(f.sub, f.sub.cls()))  # type: ignore[union-attr, arg-type]
         elif f.json not in out and (f.hold != "value" or not msg.HasField(f.attr)):
             out[f.json] = read(shown.sub, shown.sub.cls()) if isinstance(shown, _ZeroStruct) else shown
     return out
+
+
+def _reader(f: FieldTable) -> Reader_:
+    """One present field's reader, specialised once (Go's omitempty/omitzero applied)."""
+    key, hold, values, sub = f.json, f.hold, f.values, f.sub
+    reader: Reader_
+    if f.inline:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out.update(read(sub, v))  # type: ignore[arg-type]
+
+    elif hold == "value" and values == SCALAR and f.omitempty:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            if v:
+                out[key] = v
+
+    elif hold in ("value", "pointer") and values == SCALAR:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = v
+
+    elif hold == "value" and values == MESSAGE and f.omitzero:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            shown = read(sub, v)  # type: ignore[arg-type]
+            if shown != sub.zero():  # type: ignore[union-attr]
+                out[key] = shown
+
+    elif hold in ("value", "pointer") and values == MESSAGE:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = read(sub, v)  # type: ignore[arg-type]
+
+    elif hold in ("value", "pointer") and values == SPECIAL_TYPE:
+        read_special, hide_null = f.read_special, hold == "value" and f.omitzero
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            shown = read_special(v)  # type: ignore[misc]
+            if shown is not None or not hide_null:
+                out[key] = shown
+
+    elif hold == "value":  # bytes held by value
+        omitempty = f.omitempty
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            if v or not omitempty:
+                out[key] = base64.b64encode(v).decode()
+
+    elif hold == "list" and values == SCALAR:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = list(v)
+
+    elif hold == "list" and values == MESSAGE:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = [read(sub, item) for item in v]  # type: ignore[arg-type]
+
+    elif hold == "list":
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = [_read_value(f, item) for item in v]
+
+    elif hold == "map" and values == SCALAR:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = {k: v[k] for k in sorted(v)}
+
+    elif hold == "map":
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = {k: _read_value(f, v[k]) for k in sorted(v)}
+
+    elif hold == "wrapped":
+        omitempty = f.omitempty
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            if v.items or not omitempty:
+                out[key] = list(v.items)
+
+    else:  # a pointer to bytes, []byte
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = _read_value(f, v)
+
+    return reader
 
 
 def _read_value(f: FieldTable, v: Any) -> Any:
@@ -345,13 +487,3 @@ def _read_value(f: FieldTable, v: Any) -> Any:
     if values == WRAPPED:
         return list(v.items)
     return base64.b64encode(v).decode()
-
-
-def _read_list(f: FieldTable, rep: Any) -> list[Any]:
-    values = f.values
-    if values == SCALAR:
-        return list(rep)
-    if values == MESSAGE:
-        sub = f.sub
-        return [read(sub, item) for item in rep]  # type: ignore[arg-type]
-    return [_read_value(f, item) for item in rep]
