@@ -48,6 +48,7 @@ class FieldTable:
         "omitzero",
         "read_special",
         "sub",
+        "text",
         "values",
         "write_special",
         "zero",
@@ -64,6 +65,7 @@ class FieldTable:
         self.values = values  # for a map: its values'
         self.zero = zero
         self.sub: MessageTable | None = None
+        self.text = False  # string values: Go may send any bytes in them
         self.write_special: Writer | None = None
         self.read_special: Reader | None = None
 
@@ -173,6 +175,7 @@ def _build(pool: Pool, name: str) -> MessageTable:
             values = WRAPPED
         zero = None if fd.is_repeated or fd.type == FieldDescriptor.TYPE_MESSAGE else fd.default_value
         f = FieldTable(attr=fd.name, go=go, values=values, zero=zero)
+        f.text = target.type == FieldDescriptor.TYPE_STRING
         if values == SPECIAL_TYPE and sub is not None:
             f.write_special, f.read_special = SPECIAL[sub.full_name]
         elif values == MESSAGE and sub is not None:
@@ -402,12 +405,12 @@ def _reader(f: FieldTable) -> Reader_:
 
         def reader(out: dict[str, Any], v: Any) -> None:
             if v:
-                out[key] = v
+                out[key] = v if type(v) is not bytes else _text(v)
 
     elif hold in ("value", "pointer") and values == SCALAR:
 
         def reader(out: dict[str, Any], v: Any) -> None:
-            out[key] = v
+            out[key] = v if type(v) is not bytes else _text(v)
 
     elif hold == "value" and values == MESSAGE and f.omitzero:
 
@@ -436,6 +439,11 @@ def _reader(f: FieldTable) -> Reader_:
             if v or not omitempty:
                 out[key] = base64.b64encode(v).decode()
 
+    elif hold == "list" and values == SCALAR and f.text:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = [x if type(x) is str else _text(x) for x in v]
+
     elif hold == "list" and values == SCALAR:
 
         def reader(out: dict[str, Any], v: Any) -> None:
@@ -450,6 +458,11 @@ def _reader(f: FieldTable) -> Reader_:
 
         def reader(out: dict[str, Any], v: Any) -> None:
             out[key] = [_read_value(f, item) for item in v]
+
+    elif hold == "map" and values == SCALAR and f.text:
+
+        def reader(out: dict[str, Any], v: Any) -> None:
+            out[key] = {k: x if type(x := v[k]) is str else _text(x) for k in sorted(v)}
 
     elif hold == "map" and values == SCALAR:
 
@@ -476,6 +489,12 @@ def _reader(f: FieldTable) -> Reader_:
     return reader
 
 
+def _text(raw: bytes) -> str:
+    """A string field holding bytes that are not UTF-8 (upb hands them over as bytes): Go's JSON shows them with
+    each invalid byte replaced by U+FFFD."""
+    return raw.decode("utf-8", "replace")
+
+
 def _read_value(f: FieldTable, v: Any) -> Any:
     values = f.values
     if values == SCALAR:
@@ -485,5 +504,5 @@ def _read_value(f: FieldTable, v: Any) -> Any:
     if values == SPECIAL_TYPE:
         return f.read_special(v)  # type: ignore[misc]
     if values == WRAPPED:
-        return list(v.items)
+        return [x if type(x) is str else _text(x) for x in v.items]
     return base64.b64encode(v).decode()

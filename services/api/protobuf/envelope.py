@@ -74,6 +74,11 @@ def encode(obj: dict[str, Any]) -> bytes:
     return MAGIC + unknown.SerializeToString()
 
 
+def _text(value: str | bytes) -> str:
+    """A string field as Go's JSON shows it (upb hands over bytes that are not UTF-8 as bytes)."""
+    return value if isinstance(value, str) else value.decode("utf-8", "replace")
+
+
 def _missing(what: str, api_version: str, kind: str) -> str:
     # runtime.NewMissingKindErr / NewMissingVersionErr over fmt's %#v of runtime.TypeMeta.
     return f"Object '{what}' is missing in 'runtime.TypeMeta{{APIVersion:\"{api_version}\", Kind:\"{kind}\"}}'"
@@ -98,7 +103,7 @@ def decode(data: bytes) -> dict[str, Any]:
         unknown.ParseFromString(data[len(MAGIC) :])
     except DecodeError:
         raise ProtobufDecodeError("unexpected EOF") from None
-    api_version, kind = unknown.typeMeta.apiVersion, unknown.typeMeta.kind
+    api_version, kind = _text(unknown.typeMeta.apiVersion), _text(unknown.typeMeta.kind)
     if not kind:
         raise ProtobufDecodeError(_missing("Kind", api_version, kind), api_version=api_version)
     if not api_version:
@@ -121,9 +126,12 @@ def decode_message(raw: bytes, *, api_version: str, kind: str) -> dict[str, Any]
     msg = t.cls()
     try:
         msg.ParseFromString(raw)
+        fields = read(t, msg)
     except DecodeError:
         raise ProtobufDecodeError("unexpected EOF", api_version=api_version, kind=kind) from None
-    return {"kind": kind, "apiVersion": api_version, **read(t, msg)}
+    except (TypeError, ValueError) as e:  # map keys that are not UTF-8, and the like
+        raise ProtobufDecodeError(f"invalid {kind}: {e}", api_version=api_version, kind=kind) from None
+    return {"kind": kind, "apiVersion": api_version, **fields}
 
 
 def encode_watch_frame(event_type: str, obj: dict[str, Any]) -> bytes:
@@ -150,6 +158,6 @@ def decode_watch_frames(buf: bytes) -> tuple[list[tuple[str, dict[str, Any]]], b
             event.ParseFromString(buf[pos + _LENGTH : end])
         except DecodeError:
             raise ProtobufDecodeError("unexpected EOF") from None
-        events.append((event.type, decode(event.object.raw)))
+        events.append((_text(event.type), decode(event.object.raw)))
         pos = end
     return events, buf[pos:]

@@ -420,3 +420,19 @@ def test_the_manifest_names_the_releases_newest_first() -> None:
         assert entry["k8s.io/apimachinery"] == entry["k8s.io/api"]
         assert (DESCRIPTORS / entry["descriptors"]).is_file()
         assert (DESCRIPTORS / entry["fields"]).is_file()
+
+
+def test_strings_that_are_not_utf8_show_replacement_characters_as_gos_json_does() -> None:
+    ns = {
+        "apiVersion": "v1",
+        "kind": "Namespace",
+        "metadata": {"name": "NAME", "labels": {"a": "LABEL"}, "finalizers": ["FIN"]},
+    }
+    data = encode(ns).replace(b"NAME", b"N\xffME").replace(b"LABEL", b"L\xfeBEL").replace(b"FIN", b"F\xffN")
+    meta = decode(data)["metadata"]
+    assert meta["name"] == "N\ufffdME"
+    assert meta["labels"] == {"a": "L\ufffdBEL"}
+    assert meta["finalizers"] == ["F\ufffdN"]
+    bad_key = encode(ns).replace(b"\x0a\x01a", b"\x0a\x01\xff")
+    with pytest.raises(ProtobufDecodeError):
+        decode(bad_key)
