@@ -12,7 +12,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import orjson
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from services.api import protobuf
 from services.api.protobuf import (
@@ -436,3 +439,38 @@ def test_strings_that_are_not_utf8_show_replacement_characters_as_gos_json_does(
     bad_key = encode(ns).replace(b"\x0a\x01a", b"\x0a\x01\xff")
     with pytest.raises(ProtobufDecodeError):
         decode(bad_key)
+
+
+# ---- bad input never crashes -------------------------------------------------------------------------------------
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(["Pod", "Namespace", "Lease", "Status"]), raw=st.binary(max_size=200))
+def test_any_bytes_decode_or_raise_a_decode_error(kind: str, raw: bytes) -> None:
+    api_version = "coordination.k8s.io/v1" if kind == "Lease" else "v1"
+    for data in (MAGIC + raw, _unknown(api_version, kind, raw)):
+        try:
+            out = decode(data)
+        except ProtobufDecodeError:
+            continue
+        orjson.dumps(out)  # what the apiserver does next: JSON-safe all the way down
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    spec=st.dictionaries(
+        st.sampled_from(["containers", "nodeName", "priority", "overhead", "volumes", "affinity", "x"]), _json
+    )
+)
+def test_any_json_encodes_or_raises_a_protobuf_error(spec: dict[str, Any]) -> None:
+    try:
+        encode({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
+    except protobuf.ProtobufError:
+        pass
