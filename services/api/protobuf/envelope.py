@@ -84,11 +84,13 @@ def _missing(what: str, api_version: str, kind: str) -> str:
     return f"Object '{what}' is missing in 'runtime.TypeMeta{{APIVersion:\"{api_version}\", Kind:\"{kind}\"}}'"
 
 
-def decode(data: bytes) -> dict[str, Any]:
+def decode(data: bytes, *, default_api_version: str = "", default_kind: str = "") -> dict[str, Any]:
     """Enveloped bytes as the JSON-shaped dict Go's JSON would show (apiVersion and kind from the envelope).
 
-    Raises `ProtobufDecodeError` worded as kube-apiserver's serializer for bytes
-    it cannot read, and for a kind no release has.
+    An envelope without kind or apiVersion takes the defaults, as kube-apiserver's
+    decoder takes the URL's (``copyKindDefaults``). Raises `ProtobufDecodeError`
+    worded as kube-apiserver's serializer for bytes it cannot read, and for a
+    kind no release has.
     """
     if not data:
         raise ProtobufDecodeError("empty data")
@@ -104,10 +106,13 @@ def decode(data: bytes) -> dict[str, Any]:
     except DecodeError:
         raise ProtobufDecodeError("unexpected EOF") from None
     api_version, kind = _text(unknown.typeMeta.apiVersion), _text(unknown.typeMeta.kind)
+    shown = (api_version, kind)  # Go's error names the envelope's TypeMeta, before defaulting
+    kind = kind or default_kind
+    api_version = api_version or default_api_version
     if not kind:
-        raise ProtobufDecodeError(_missing("Kind", api_version, kind), api_version=api_version)
+        raise ProtobufDecodeError(_missing("Kind", *shown), api_version=api_version)
     if not api_version:
-        raise ProtobufDecodeError(_missing("apiVersion", api_version, kind), kind=kind)
+        raise ProtobufDecodeError(_missing("apiVersion", *shown), kind=kind)
     return decode_message(unknown.raw, api_version=api_version, kind=kind)
 
 

@@ -474,3 +474,15 @@ def test_any_json_encodes_or_raises_a_protobuf_error(spec: dict[str, Any]) -> No
         encode({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p"}, "spec": spec})
     except protobuf.ProtobufError:
         pass
+
+
+def test_an_envelope_without_kind_or_apiversion_takes_the_urls() -> None:
+    """kube-apiserver's decoder defaults both from the request's group/version/kind (copyKindDefaults)."""
+    raw = protobuf.encode_message(samples.lease())
+    out = decode(_unknown("", "", raw), default_api_version="coordination.k8s.io/v1", default_kind="Lease")
+    assert out == decode(encode(samples.lease()))
+    named = decode(_unknown("coordination.k8s.io/v1", "Lease", raw), default_api_version="v1", default_kind="Pod")
+    assert (named["apiVersion"], named["kind"]) == ("coordination.k8s.io/v1", "Lease")
+    with pytest.raises(ProtobufDecodeError) as e:
+        decode(_unknown("", "", raw), default_api_version="coordination.k8s.io/v1")
+    assert str(e.value) == "Object 'Kind' is missing in 'runtime.TypeMeta{APIVersion:\"\", Kind:\"\"}'"
