@@ -95,7 +95,7 @@ class MessageTable:
         self.by_number: dict[int, FieldTable] = {}
         self._zero: dict[str, Any] | None = None
         self._zero_bytes: bytes | None = None
-        self._absent: tuple[tuple[FieldTable, Any], ...] | None = None
+        self._absent: tuple[tuple[str, str, bool, int, Any], ...] | None = None
         self._setters: dict[str, Setter] | None = None
         self._readers: dict[Any, Reader_] | None = None
 
@@ -128,10 +128,19 @@ class MessageTable:
             self._zero_bytes = msg.SerializeToString()
         return self._zero_bytes
 
-    def absent(self) -> tuple[tuple[FieldTable, Any], ...]:
+    def absent(self) -> tuple[tuple[str, str, bool, int, Any], ...]:
         """The fields Go's JSON shows though the message lacks them, with the value shown (see `read`)."""
         if self._absent is None:
-            self._absent = tuple((f, shown) for f in self.fields if (shown := _shown_when_absent(f)) is not _HIDDEN)
+            entries = []
+            for f in self.fields:
+                shown = _shown_when_absent(f)
+                if shown is _HIDDEN:
+                    continue
+                # (JSON name, attribute, held by value, what to show: 0 the value, 1 a zero struct, 2 inline, value)
+                code = 2 if f.inline else 1 if isinstance(shown, _ZeroStruct) else 0
+                value = shown.sub if isinstance(shown, _ZeroStruct) else shown
+                entries.append((f.json, f.attr, f.hold == "value", code, value))
+            self._absent = tuple(entries)
         return self._absent
 
 
@@ -383,12 +392,12 @@ def read(t: MessageTable, msg: Any) -> dict[str, Any]:
     absent = t._absent
     if absent is None:
         absent = t.absent()
-    for f, shown in absent:
-        if f.inline:
-            if not msg.HasField(f.attr):
-                out.update(read(f.sub, f.sub.cls()))  # type: ignore[union-attr, arg-type]
-        elif f.json not in out and (f.hold != "value" or not msg.HasField(f.attr)):
-            out[f.json] = read(shown.sub, shown.sub.cls()) if isinstance(shown, _ZeroStruct) else shown
+    for key, attr, by_value, code, shown in absent:
+        if code == 2:
+            if not msg.HasField(attr):
+                out.update(read(shown, shown.cls()))
+        elif key not in out and (not by_value or not msg.HasField(attr)):
+            out[key] = shown if code == 0 else read(shown, shown.cls())
     return out
 
 
