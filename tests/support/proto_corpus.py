@@ -126,7 +126,30 @@ def objects() -> list[tuple[str, Obj]]:
                     },
                 )
             )
+    out += _bodies()
     out += [(f"meta.{name}", obj) for name, obj in _meta_objects()]
+    return out
+
+
+def _bodies() -> list[tuple[str, Obj]]:
+    """Kinds that are only request or response bodies: pods/binding (kube-scheduler posts it in protobuf) and the
+    reviews draplane answers."""
+    out: list[tuple[str, Obj]] = [("core.v1.Binding.sample", samples.binding())]
+    for group, version, kind in (
+        ("", "v1", "Binding"),
+        ("authentication.k8s.io", "v1", "SelfSubjectReview"),
+        ("authorization.k8s.io", "v1", "SelfSubjectAccessReview"),
+        ("authorization.k8s.io", "v1", "SelfSubjectRulesReview"),
+    ):
+        model = model_for(group, version, kind)
+        assert model is not None, kind
+        api_version = _api_version(group, version)
+        out.append(
+            (
+                f"{group or 'core'}.{version}.{kind}.every-field",
+                {**samples.exemplar(model), "apiVersion": api_version, "kind": kind},
+            )
+        )
     return out
 
 

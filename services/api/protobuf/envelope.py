@@ -74,16 +74,23 @@ def encode(obj: dict[str, Any]) -> bytes:
     return MAGIC + unknown.SerializeToString()
 
 
+def _text(value: str | bytes) -> str:
+    """A string field as Go's JSON shows it (upb hands over bytes that are not UTF-8 as bytes)."""
+    return value if isinstance(value, str) else value.decode("utf-8", "replace")
+
+
 def _missing(what: str, api_version: str, kind: str) -> str:
     # runtime.NewMissingKindErr / NewMissingVersionErr over fmt's %#v of runtime.TypeMeta.
     return f"Object '{what}' is missing in 'runtime.TypeMeta{{APIVersion:\"{api_version}\", Kind:\"{kind}\"}}'"
 
 
-def decode(data: bytes) -> dict[str, Any]:
+def decode(data: bytes, *, default_api_version: str = "", default_kind: str = "") -> dict[str, Any]:
     """Enveloped bytes as the JSON-shaped dict Go's JSON would show (apiVersion and kind from the envelope).
 
-    Raises `ProtobufDecodeError` worded as kube-apiserver's serializer for bytes
-    it cannot read, and for a kind no release has.
+    An envelope without kind or apiVersion takes the defaults, as kube-apiserver's
+    decoder takes the URL's (``copyKindDefaults``). Raises `ProtobufDecodeError`
+    worded as kube-apiserver's serializer for bytes it cannot read, and for a
+    kind no release has.
     """
     if not data:
         raise ProtobufDecodeError("empty data")
@@ -98,11 +105,14 @@ def decode(data: bytes) -> dict[str, Any]:
         unknown.ParseFromString(data[len(MAGIC) :])
     except DecodeError:
         raise ProtobufDecodeError("unexpected EOF") from None
-    api_version, kind = unknown.typeMeta.apiVersion, unknown.typeMeta.kind
+    api_version, kind = _text(unknown.typeMeta.apiVersion), _text(unknown.typeMeta.kind)
+    shown = (api_version, kind)  # Go's error names the envelope's TypeMeta, before defaulting
+    kind = kind or default_kind
+    api_version = api_version or default_api_version
     if not kind:
-        raise ProtobufDecodeError(_missing("Kind", api_version, kind), api_version=api_version)
+        raise ProtobufDecodeError(_missing("Kind", *shown), api_version=api_version)
     if not api_version:
-        raise ProtobufDecodeError(_missing("apiVersion", api_version, kind), kind=kind)
+        raise ProtobufDecodeError(_missing("apiVersion", *shown), kind=kind)
     return decode_message(unknown.raw, api_version=api_version, kind=kind)
 
 
@@ -121,9 +131,12 @@ def decode_message(raw: bytes, *, api_version: str, kind: str) -> dict[str, Any]
     msg = t.cls()
     try:
         msg.ParseFromString(raw)
+        fields = read(t, msg)
     except DecodeError:
         raise ProtobufDecodeError("unexpected EOF", api_version=api_version, kind=kind) from None
-    return {"kind": kind, "apiVersion": api_version, **read(t, msg)}
+    except (TypeError, ValueError) as e:  # map keys that are not UTF-8, and the like
+        raise ProtobufDecodeError(f"invalid {kind}: {e}", api_version=api_version, kind=kind) from None
+    return {"kind": kind, "apiVersion": api_version, **fields}
 
 
 def encode_watch_frame(event_type: str, obj: dict[str, Any]) -> bytes:
@@ -150,6 +163,6 @@ def decode_watch_frames(buf: bytes) -> tuple[list[tuple[str, dict[str, Any]]], b
             event.ParseFromString(buf[pos + _LENGTH : end])
         except DecodeError:
             raise ProtobufDecodeError("unexpected EOF") from None
-        events.append((event.type, decode(event.object.raw)))
+        events.append((_text(event.type), decode(event.object.raw)))
         pos = end
     return events, buf[pos:]

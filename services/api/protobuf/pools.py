@@ -120,7 +120,8 @@ def message_name(api_version: str, kind: str) -> str | None:
     return f"k8s.io.api.{package}.{version}.{kind}"
 
 
-@functools.cache
+# Bounded: the names come from request bodies.
+@functools.lru_cache(maxsize=1024)
 def pool_for(api_version: str, kind: str) -> tuple[Pool, str] | None:
     """The newest pool that has the kind's message, and the message's name; None when no release has it."""
     name = message_name(api_version, kind)

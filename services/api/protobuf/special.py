@@ -57,8 +57,8 @@ _ONE_SECOND = datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC) - _EPOCH
 
 def format_time(seconds: int, nanos: int, *, micro: bool) -> str:
     """Go's metav1.Time (RFC 3339, seconds) or MicroTime (six fraction digits) JSON, in UTC."""
-    moment = _EPOCH + seconds * _ONE_SECOND
-    text = moment.strftime("%Y-%m-%dT%H:%M:%S")
+    m = _EPOCH + seconds * _ONE_SECOND
+    text = f"{m.year:04d}-{m.month:02d}-{m.day:02d}T{m.hour:02d}:{m.minute:02d}:{m.second:02d}"
     if micro:
         return f"{text}.{nanos // 1000:06d}Z"
     return text + "Z"
