@@ -725,7 +725,7 @@ class Bench:
             setup_s=setup_s,
             threshold=threshold_text(w),
             hops_ms={name: {"p50": percentile(v, 50), "p99": percentile(v, 99)} for name, v in breakdown.items()},
-            writes_per_pod=steps.writes_in(started_ms, ended_ms) / n if n else math.nan,
+            writes_per_pod=steps.writes_in(started_ms, ended_ms) / n if n and w.steady else math.nan,
         )
 
     async def setup(self, loader: Loader) -> None:
