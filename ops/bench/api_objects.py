@@ -15,6 +15,11 @@ with an unknown field, under fieldValidation=Warn) relative to the fast path.
 A second table compares the two wire formats a response or watch event may
 take: JSON (orjson) and Kubernetes' protobuf (`services.api.protobuf`, with
 its envelope), encode and decode µs per object and their sizes.
+
+A third is the watch fan-out: ``--watchers`` N watchers each sent ``--events``
+M changed Pods (each a new resourceVersion), µs per event for all N, when every
+watcher encodes its own frame and when the apiserver's kept encoding
+(`services.apiserver.encoded_objects`) is encoded once and framed N times.
 """
 
 from __future__ import annotations
@@ -38,6 +43,7 @@ from services.api.admission.defaults import apply_defaults
 from services.api.admission.validation import validate_create
 from services.api.machinery.codec import decode_object, encode_object
 from services.api.types import registry
+from services.apiserver.encoded_objects import Encoded, EncodedObjects
 from tests.support import samples
 
 Validate = Callable[[registry.ResourceType, dict[str, Any]], list[Any]]
@@ -67,6 +73,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--best", action="store_true", help="report the fastest round instead of the median")
+    parser.add_argument("--watchers", type=int, default=50, help="watchers in the fan-out case")
+    parser.add_argument("--events", type=int, default=200, help="changed objects in the fan-out case")
     args = parser.parse_args()
     validate: Validate = validate_create
     note = "validation: services.api.admission.validation.validate_create"
@@ -107,6 +115,7 @@ def main() -> None:
             f" {total:>8.1f} {t_slow:>8.1f} ({t_slow / t_decode:.1f}x)"
         )
     _wire_formats([(name, obj) for name, _, obj in cases], rounds=args.rounds, best=args.best)
+    _fan_out(samples.pod(), watchers=args.watchers, events=args.events, rounds=args.rounds, best=args.best)
 
 
 def _wire_formats(cases: list[tuple[str, dict[str, Any]]], *, rounds: int, best: bool) -> None:
@@ -128,6 +137,51 @@ def _wire_formats(cases: list[tuple[str, dict[str, Any]]], *, rounds: int, best:
             f"{name:<18} {len(body):>7} {len(pb):>7} {j_enc:>9.1f} {p_enc:>8.1f} {j_dec:>9.1f} {p_dec:>8.1f}"
             f" {p_enc / j_enc:>11.0f}x {p_dec / j_dec:>11.0f}x"
         )
+
+
+def _fan_out(pod: dict[str, Any], *, watchers: int, events: int, rounds: int, best: bool) -> None:
+    """N watchers x M events: every watcher encoding its frame, against one kept encoding per object version."""
+    versions = []
+    for i in range(events):
+        obj = copy.deepcopy(pod)
+        obj["metadata"]["resourceVersion"] = str(1000 + i)
+        versions.append(obj)
+
+    def per_watcher(fmt: str) -> None:
+        for obj in versions:
+            for _ in range(watchers):
+                if fmt == "json":
+                    orjson.dumps({"type": "MODIFIED", "object": obj})
+                else:
+                    protobuf.encode_watch_frame("MODIFIED", obj)
+
+    def kept(fmt: str) -> None:
+        cache = EncodedObjects()  # fresh each round: every version is encoded once, then framed per watcher
+        for obj in versions:
+            meta = obj["metadata"]
+            key = ("", "v1", "", "pods", meta["namespace"], meta["name"], meta["resourceVersion"], "object", fmt)
+            make = partial(_kept_encoding, obj, fmt)
+            for _ in range(watchers):
+                e = cache.get(key, make)
+                if fmt == "json":
+                    b"".join((b'{"type":"', b"MODIFIED", b'","object":', e.data, b"}\n"))
+                else:
+                    protobuf.watch_frame("MODIFIED", protobuf.enveloped(e.data, api_version="v1", kind="Pod"))
+
+    print()
+    print(f"watch fan-out: {watchers} watchers x {events} Pod events, µs per event (all watchers)")
+    figures = {}
+    for how, fn in (("per watcher", per_watcher), ("kept", kept)):
+        for fmt in ("json", "protobuf"):
+            figures[how, fmt] = _measure(partial(fn, fmt), rounds=max(3, rounds // 2), target_s=0.2, best=best) / events
+    base = figures["per watcher", "json"]
+    for (how, fmt), us in figures.items():
+        print(f"  {how:<12} {fmt:<9} {us:>10.1f} µs  ({us / base:.2f}x orjson per watcher)")
+
+
+def _kept_encoding(obj: dict[str, Any], fmt: str) -> Encoded:
+    data = orjson.dumps(obj) if fmt == "json" else protobuf.encode_message(obj)
+    return Encoded(obj["apiVersion"], obj["kind"], data)
 
 
 if __name__ == "__main__":
