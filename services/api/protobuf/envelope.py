@@ -135,12 +135,20 @@ def _items_place(pool: Pool, name: str) -> tuple[bytes, bool] | None:
 
 
 def _varint(n: int) -> bytes:
+    """Protobuf's base-128 varint of a non-negative int."""
+    if n < 0x80:
+        return _SMALL[n]
+    if n < 0x4000:
+        return bytes((n & 0x7F | 0x80, n >> 7))
     out = bytearray()
     while n > 0x7F:
         out.append(n & 0x7F | 0x80)
         n >>= 7
     out.append(n)
     return bytes(out)
+
+
+_SMALL = tuple(bytes((i,)) for i in range(0x80))
 
 
 def _text(value: str | bytes) -> str:
