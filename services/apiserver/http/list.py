@@ -82,9 +82,9 @@ async def list_(scope: Scope) -> web.Response:
     else:
         head = {"kind": rt.list_kind, "apiVersion": scope_api_version(scope), "metadata": meta}
     if scope.output.shape != "table":
-        kept = [scope.encoded(o) for o in result.items]
-        if all(e is not None for e in kept):
-            return scope.respond_body(_assembled(scope, head, kept))  # type: ignore[arg-type]
+        kept = [e for e in map(scope.encoded, result.items) if e is not None]
+        if len(kept) == len(result.items):
+            return scope.respond_body(_assembled(scope, head, kept))
     items = scope.present_all(result.items)
     if scope.output.shape == "table":
         return scope.respond(
