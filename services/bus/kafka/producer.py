@@ -21,6 +21,24 @@ the broker refused — so every later batch of that producer id is answered
 OutOfOrderSequenceNumber, for good. A new producer id starts a new sequence.
 (A transactional producer needs no such care: a failed batch fails its
 transaction, and the committer starts a new producer, which bumps the epoch.)
+
+A transaction's round trips are what a commit waits for (see
+docs/decisions/latency.md), so a transactional producer trims two of them:
+
+- **Partitions added at once.** Each partition a transaction writes must be
+  added to it (AddPartitionsToTxn) before its first batch goes out, and
+  aiokafka adds them as the sends come: the committer's `replies` waited for
+  a second AddPartitionsToTxn, queued behind the offset commit's requests.
+  A transaction now starts by adding every partition this producer's earlier
+  transactions wrote, in one request sent at ``begin``; a partition added and
+  not written only gets the commit marker. The set is forgotten when a
+  transaction aborts (a partition that went away must not hold up the next).
+- **A prompt retry after the previous commit.** The coordinator answers
+  CONCURRENT_TRANSACTIONS to a transaction's first AddPartitionsToTxn while
+  the previous transaction's markers are still being written (a few ms after
+  EndTxn returns); aiokafka retries after a fixed 20 ms (`BACKOFF_OVERRIDE`,
+  KAFKA-5477), longer than the wait it covers. This producer retries that
+  case after `CONCURRENT_RETRY_S`; every other answer is handled as aiokafka does.
 """
 
 from __future__ import annotations
@@ -29,8 +47,12 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from aiokafka import AIOKafkaProducer
+from aiokafka.client import CoordinationType
+from aiokafka.errors import ConcurrentTransactions, for_code
+from aiokafka.producer.sender import AddPartitionsToTxnHandler
 from aiokafka.structs import TopicPartition
 
 from services.bus.kafka.context import KafkaContext
@@ -44,6 +66,34 @@ log = logging.getLogger(__name__)
 SHARED_BATCH_MAX = 16
 # aiokafka's transaction states from which an abort is allowed.
 ABORTABLE_STATES = frozenset({"IN_TRANSACTION", "ABORTABLE_ERROR"})
+# The retry of a transaction's first AddPartitionsToTxn answered CONCURRENT_TRANSACTIONS
+# (the previous transaction's markers are still being written): aiokafka waits 20 ms.
+CONCURRENT_RETRY_S = 0.002
+
+
+class _PromptAddPartitions(AddPartitionsToTxnHandler):
+    """AddPartitionsToTxn whose CONCURRENT_TRANSACTIONS answer at a transaction's start is retried promptly."""
+
+    def handle_response(self, resp: Any) -> float | None:
+        backoff: float | None = super().handle_response(resp)
+        if backoff is None or self._sender._txn_manager.txn_partitions:
+            return backoff
+        concurrent = any(
+            for_code(code) is ConcurrentTransactions for _, partitions in resp.errors for _, code in partitions
+        )
+        return min(backoff, CONCURRENT_RETRY_S) if concurrent else backoff
+
+
+def _prompt_add_partitions(producer: AIOKafkaProducer) -> None:
+    """Make this producer's sender add partitions with `_PromptAddPartitions` (this instance only)."""
+    sender = producer._sender
+    manager = producer._txn_manager
+
+    async def add_partitions(tps: Any) -> bool:
+        node_id = await sender._find_coordinator(CoordinationType.TRANSACTION, manager.transactional_id)
+        return bool(await _PromptAddPartitions(sender, tps).do(node_id))
+
+    sender._do_add_partitions_to_txn = add_partitions
 
 
 async def _started_producer(context: KafkaContext, transactional_id: str | None) -> AIOKafkaProducer:
@@ -58,6 +108,8 @@ async def _started_producer(context: KafkaContext, transactional_id: str | None)
         max_batch_size=settings.max_batch_size,
         max_request_size=max(settings.max_batch_size, 1024 * 1024),
     )
+    if transactional_id is not None:
+        _prompt_add_partitions(producer)
     try:
         with translated("starting a producer"):
             await producer.start()
@@ -78,6 +130,8 @@ class KafkaProducer:
         self._stale = False  # a batch failed: the idempotent sequence may have a gap (see the module docstring)
         self._renewing = asyncio.Lock()
         self._retired: set[asyncio.Task[None]] = set()
+        # Partitions this producer's transactions wrote: each next transaction adds them at its start.
+        self._txn_partitions: set[TopicPartition] = set()
 
     @classmethod
     async def create(cls, context: KafkaContext, *, transactional_id: str | None) -> KafkaProducer:
@@ -178,6 +232,9 @@ class KafkaProducer:
             base = int(result.offset)  # type: ignore[attr-defined]
             for n, i in enumerate(indexes):
                 offsets[i] = base + n
+        if self._transactional:
+            stored = self._context.stored
+            self._txn_partitions.update(TopicPartition(stored(t), p) for t, p in by_partition)
         return offsets
 
     async def _send_partition(
@@ -247,6 +304,9 @@ class _TransactionContext:
         with translated("begin transaction"):
             await producer._producer.begin_transaction()
         producer._in_transaction = True
+        manager = producer._producer._txn_manager
+        for tp in producer._txn_partitions:  # one AddPartitionsToTxn, sent now (see the module docstring)
+            manager.maybe_add_partition_to_txn(tp)
         return KafkaTransaction(producer)
 
     async def __aexit__(self, exc_type: object, exc: object, tb: object) -> bool | None:
@@ -273,6 +333,7 @@ class _TransactionContext:
     async def _abort_quietly(self) -> None:
         """Abort if aiokafka still can, without hiding the exception that caused it."""
         producer = self._producer
+        producer._txn_partitions.clear()
         if not producer._can_abort():
             return
         try:

@@ -1,0 +1,160 @@
+"""The round trips of a Kafka transaction: partitions added once, at begin; a prompt retry after a commit.
+
+A committer batch writes the same partitions (`objects`, `replies`) in every
+transaction. aiokafka adds a partition to a transaction (AddPartitionsToTxn) at
+its first send, so the second partition waited for a second request. The
+adapter adds every partition the producer's earlier transactions wrote in one
+request at ``begin`` (`services.bus.kafka.producer`), and retries the
+coordinator's CONCURRENT_TRANSACTIONS at a transaction's start after
+`CONCURRENT_RETRY_S` rather than aiokafka's fixed 20 ms. The requests are
+counted by a wrapper around the aiokafka client's ``send``; the records are
+read back, so the guarantees (atomic commit, aborts never read) are checked on
+the same path.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import Counter
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from aiokafka.errors import ConcurrentTransactions, CoordinatorLoadInProgressError, NoError
+from aiokafka.structs import TopicPartition
+from contract_support import end_after, read_all, values
+
+from services.bus import Bus, OutRecord, TopicSpec, open_bus
+from services.bus.kafka.producer import CONCURRENT_RETRY_S, KafkaProducer, _PromptAddPartitions
+
+pytestmark = pytest.mark.kafka
+
+
+@pytest.fixture
+async def kafka_bus(kafka_bootstrap: str) -> Any:
+    bus = open_bus(f"kafka://{kafka_bootstrap}?prefix=t{uuid.uuid4().hex[:12]}-")
+    await bus.start()
+    await bus.ensure_topics([TopicSpec("out", 1), TopicSpec("in", 1)])
+    yield bus
+    await bus.close()
+
+
+class Requests:
+    """Counts what a producer's aiokafka client sends, by request class; keeps AddPartitionsToTxn's partitions."""
+
+    def __init__(self, producer: KafkaProducer) -> None:
+        self.sent: Counter[str] = Counter()
+        self.added: list[set[str]] = []
+        client = producer._producer.client
+        send = client.send
+
+        async def counting(node_id: int, request: Any, **kwargs: Any) -> Any:
+            name = type(request).__name__
+            self.sent[name] += 1
+            if name.startswith("AddPartitionsToTxnRequest"):
+                self.added.append({topic.rsplit("-", 1)[-1] for topic, _ in request._topics})
+            return await send(node_id, request, **kwargs)
+
+        client.send = counting
+
+    def reset(self) -> None:
+        self.sent.clear()
+        self.added.clear()
+
+    def additions(self) -> list[set[str]]:
+        """The partitions of each AddPartitionsToTxn, a retry (the same set again) counted once."""
+        out: list[set[str]] = []
+        for added in self.added:
+            if not out or out[-1] != added:
+                out.append(added)
+        return out
+
+    def count(self, prefix: str) -> int:
+        return sum(n for name, n in self.sent.items() if name.startswith(prefix))
+
+
+async def test_a_transaction_adds_the_partitions_of_earlier_ones_in_one_request_at_begin(kafka_bus: Bus) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    assert isinstance(producer, KafkaProducer)
+    requests = Requests(producer)
+    # The first transaction adds each partition at its first send: two requests.
+    async with producer.transaction() as txn:
+        await txn.send([OutRecord("out", b"k", b"1")])
+        await txn.send([OutRecord("in", b"k", b"1")])
+    assert requests.additions() == [{"out"}, {"in"}]
+    # The next ones add both in one request, sent at begin.
+    for n in (b"2", b"3"):
+        requests.reset()
+        async with producer.transaction() as txn:
+            await txn.send([OutRecord("out", b"k", n)])
+            await txn.send([OutRecord("in", b"k", n)])
+        assert requests.additions() == [{"out", "in"}]
+        assert requests.count("EndTxn") == 1
+    for topic in ("out", "in"):
+        consumer = await kafka_bus.consumer(topic)
+        assert values(await read_all(consumer, await kafka_bus.end_offset(topic))) == [b"1", b"2", b"3"]
+    await producer.close()
+
+
+async def test_a_partition_added_and_not_written_gets_only_the_commit_marker(kafka_bus: Bus) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    async with producer.transaction() as txn:
+        await txn.send([OutRecord("out", b"k", b"a"), OutRecord("in", b"k", b"a")])
+    in_end = await kafka_bus.end_offset("in")
+    async with producer.transaction() as txn:  # `in` is added at begin and not written
+        (offset,) = await txn.send([OutRecord("out", b"k", b"b")])
+    out = await kafka_bus.consumer("out")
+    assert values(await read_all(out, await end_after(kafka_bus, "out", offset))) == [b"a", b"b"]
+    inn = await kafka_bus.consumer("in")
+    end = await kafka_bus.end_offset("in")
+    assert end == in_end + 1  # the second transaction's marker, and nothing else
+    assert values(await read_all(inn, end)) == [b"a"]
+    await producer.close()
+
+
+async def test_an_aborted_transaction_forgets_the_partitions(kafka_bus: Bus) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    assert isinstance(producer, KafkaProducer)
+    requests = Requests(producer)
+    async with producer.transaction() as txn:
+        await txn.send([OutRecord("out", b"k", b"kept"), OutRecord("in", b"k", b"kept")])
+    with pytest.raises(RuntimeError, match="changed my mind"):
+        async with producer.transaction() as txn:
+            await txn.send([OutRecord("out", b"k", b"aborted")])
+            raise RuntimeError("changed my mind")
+    requests.reset()
+    async with producer.transaction() as txn:
+        (offset,) = await txn.send([OutRecord("out", b"k", b"after")])
+    # added at its send again, alone (retried while the abort's markers are written)
+    assert requests.additions() == [{"out"}]
+    out = await kafka_bus.consumer("out")
+    assert values(await read_all(out, await end_after(kafka_bus, "out", offset))) == [b"kept", b"after"]
+    await producer.close()
+
+
+def _response(code: int) -> Any:
+    return SimpleNamespace(errors=[("t-out", [(0, code)])])
+
+
+@pytest.mark.parametrize(
+    ("code", "partitions_in_txn", "expected"),
+    [
+        # At a transaction's start, the previous one's markers are still being written.
+        (ConcurrentTransactions.errno, False, CONCURRENT_RETRY_S),
+        # Mid-transaction, aiokafka's own backoff stays.
+        (ConcurrentTransactions.errno, True, 0.02),
+        (CoordinatorLoadInProgressError.errno, False, 0.02),
+        (NoError.errno, False, None),
+    ],
+)
+def test_only_concurrent_transactions_at_a_transactions_start_is_retried_promptly(
+    code: int, partitions_in_txn: bool, expected: float | None
+) -> None:
+    added: list[TopicPartition] = []
+    manager = SimpleNamespace(
+        txn_partitions={TopicPartition("t-in", 0)} if partitions_in_txn else set(),
+        partition_added=added.append,
+    )
+    sender = SimpleNamespace(_txn_manager=manager, _retry_backoff=0.02)
+    assert _PromptAddPartitions(sender, [TopicPartition("t-out", 0)]).handle_response(_response(code)) == expected
+    assert added == ([TopicPartition("t-out", 0)] if code == NoError.errno else [])
