@@ -14,8 +14,10 @@ import pytest
 from tests.support.oracle import compare
 from tests.support.oracle.runner import Target, play
 from tests.support.oracle.scenario import Scenario, load_all
+from tests.support.upstream import UPSTREAM_TIMEOUT
 
-pytestmark = [pytest.mark.e2e]
+# The first test's setup may wait for ./ops/test's background build of kube-apiserver.
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(UPSTREAM_TIMEOUT)]
 
 SCENARIOS = load_all()
 KNOWN = compare.load_known()

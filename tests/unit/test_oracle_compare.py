@@ -25,6 +25,7 @@ CTX = normalise.Context(server="https://127.0.0.1:34567", variables={"RV1": "123
         ("too old resource version: 1234 (1300)", "too old resource version: <$RV1> (1300)"),
         ("12345", "12345"),  # a captured value is replaced only as a whole token
         ("plain", "plain"),
+        ("too old resource version: 1 (377)", "too old resource version: <rv> (<rv>)"),
     ],
 )
 def test_strings(raw: str, want: str) -> None:
@@ -71,6 +72,16 @@ def test_object_rules() -> None:
         },
         "spec": {"count": 1, "list": ["b", "a"]},  # order is kept
     }
+
+
+def test_managed_fields_sorted_without_time() -> None:
+    entries = [
+        {"manager": "python-requests", "operation": "Update", "time": "2026-12-02T10:17:18Z"},
+        {"manager": "kubectl-label", "operation": "Update", "time": "2026-12-02T10:17:19Z"},
+        {"manager": "zed", "operation": "Apply", "time": "2026-12-02T10:17:20Z"},
+    ]
+    got = normalise.value({"metadata": {"managedFields": entries}}, CTX)["metadata"]["managedFields"]
+    assert [e["manager"] for e in got] == ["zed", "kubectl-label", "python-requests"]
 
 
 def test_captured_resource_version_keeps_its_name() -> None:
@@ -156,7 +167,7 @@ def test_the_repository_list_parses() -> None:
 
 def test_scenario_files_load() -> None:
     scenarios = load_all()
-    assert scenarios
+    assert len(scenarios) >= 35
     assert all(s.namespace.startswith("o-") and len(s.namespace) <= 63 for s in scenarios)
 
 
