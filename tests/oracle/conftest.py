@@ -18,9 +18,9 @@ from tests.support.oracle.runner import Target
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Tests that need kube-apiserver run last, so ./ops/test's background build has the longest time."""
-    needs = [i for i in items if "oracle_upstream" in getattr(i, "fixturenames", ())]
+    needs = [i for i in items if "oracle_played" in getattr(i, "fixturenames", ())]
     if needs:
-        rest = [i for i in items if "oracle_upstream" not in getattr(i, "fixturenames", ())]
+        rest = [i for i in items if "oracle_played" not in getattr(i, "fixturenames", ())]
         items[:] = rest + needs
 
 
