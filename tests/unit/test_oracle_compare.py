@@ -127,6 +127,11 @@ KNOWN_DOC = """# Compatibility
 - scenario: tables-claims
   path: steps[0].stdout[1]
   reason: column wording
+- scenario: "*"
+  path: "*.spec"
+  oracle: {}
+  draplane: <absent>
+  reason: Go prints an empty struct
 ```
 """
 
@@ -141,7 +146,13 @@ def test_judge_explains_lists_and_finds_stale_entries() -> None:
     assert verdict.stale == [] and not verdict.ok
     stale = compare.judge("tables-claims", [], known)
     assert stale.stale == [known[1]] and not stale.ok
-    assert compare.judge("dry-run-create", [], known).ok
+    assert compare.judge("dry-run-create", [], known).ok  # a glob entry is not stale per scenario
+    empty_spec = compare.Difference("steps[0].body.spec", {}, "<absent>")
+    other_spec = compare.Difference("steps[1].body.spec", {"a": 1}, "<absent>")
+    by_value = compare.judge("dry-run-create", [empty_spec, other_spec], known)
+    assert by_value.explained == [(empty_spec, known[2])] and by_value.unexplained == [other_spec]
+    assert compare.stale_globs(known, [verdict, stale]) == [known[2]]
+    assert compare.stale_globs(known, [verdict, by_value]) == []
     text = compare.report("watch-resume", verdict, {"steps": [{"status": 200}]}, {"steps": [{"status": 404}]})
     assert "steps[1].status: kube-apiserver=200 draplane=404" in text
     assert "-- status: 200" in text and "+- status: 404" in text
