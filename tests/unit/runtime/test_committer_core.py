@@ -235,6 +235,31 @@ def test_propagation_policy(policy: str, finalizer: str | None) -> None:
 
 
 @pytest.mark.parametrize(
+    ("first", "second", "finalizers"),
+    [
+        ("Orphan", "Foreground", ["a.example.com/x", "foregroundDeletion"]),
+        ("Foreground", "Orphan", ["a.example.com/x", "orphan"]),
+        ("Orphan", "Background", ["a.example.com/x"]),
+        ("Orphan", None, ["a.example.com/x", "orphan"]),
+    ],
+)
+def test_second_delete_replaces_the_propagation_finalizer(
+    first: str, second: str | None, finalizers: list[str]
+) -> None:
+    """kube's deletionFinalizersForGarbageCollection: orphan and foregroundDeletion are taken out and put back as
+    the latest options say (found by the oracle suite, delete-orphan-adds-finalizer)."""
+    core = make_core()
+    body = claim()
+    body["metadata"]["finalizers"] = ["a.example.com/x"]
+    commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    options = {"propagationPolicy": first}
+    commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options=options))
+    options = {} if second is None else {"propagationPolicy": second}
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options=options))
+    assert o.object is not None and o.object["metadata"]["finalizers"] == finalizers
+
+
+@pytest.mark.parametrize(
     ("preconditions", "message"),
     [
         ({"uid": "other"}, "Precondition failed: UID in precondition: other, UID in object meta: uid-1"),
