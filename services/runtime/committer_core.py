@@ -566,12 +566,7 @@ class CommitterCore:
                 return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
         new = _copy(current)
         meta = new["metadata"]
-        finalizers: list[str] = list(meta.get("finalizers") or [])
-        policy = req.options.get("propagationPolicy")
-        if policy == "Orphan" and ORPHAN_FINALIZER not in finalizers:
-            finalizers.append(ORPHAN_FINALIZER)
-        elif policy == "Foreground" and FOREGROUND_FINALIZER not in finalizers:
-            finalizers.append(FOREGROUND_FINALIZER)
+        finalizers = _gc_finalizers(req.options, list(meta.get("finalizers") or []))
         grace = self._grace_period(rt, current, req)
         now = self.clock()
         if cur_meta.get("deletionTimestamp"):
@@ -818,6 +813,18 @@ def _keep_spec_finalizers(new: Obj, current: Obj) -> None:
         new["spec"] = spec
     else:
         new.pop("spec", None)
+
+
+def _gc_finalizers(options: dict[str, Any], current: list[str]) -> list[str]:
+    """An object's finalizers after a DELETE with ``options`` (kube's deletionFinalizersForGarbageCollection).
+
+    orphan and foregroundDeletion are taken out, then put back at the end as
+    the options (or, without any, the object's own finalizers) decide: a
+    Foreground delete of an object carrying ``orphan`` replaces it.
+    """
+    wanted = _propagation_finalizers(options, current)
+    kept = [f for f in current if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    return kept + [f for f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER) if wanted[f]]
 
 
 def _propagation_finalizers(options: dict[str, Any], current: list[str]) -> dict[str, bool]:

@@ -18,6 +18,7 @@ from typing import Any
 
 from aiohttp import web
 
+from services.api.machinery.field_errors import ErrorType
 from services.api.machinery.status import StatusError, internal_error, make_status, timeout
 from services.apiserver.http.negotiation import JSON, PROTOBUF, YAML, Format, encode, error_format
 
@@ -79,13 +80,21 @@ def write_timeout() -> StatusError:
     return timeout("Timeout: request did not complete within requested timeout - context deadline exceeded")
 
 
+def option_error_reason(message: str) -> str:
+    """A cause's reason from its message's type prefix (``Unsupported value: ...`` is FieldValueNotSupported)."""
+    for error_type in ErrorType:
+        if message.startswith(error_type.text + ":") or message == error_type.text:
+            return error_type.reason
+    return ErrorType.INVALID.reason
+
+
 def invalid_options(kind: str, errors: list[str]) -> StatusError:
     """422 for bad query options, worded as ``CreateOptions.meta.k8s.io "" is invalid: ...``."""
     joined = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
     causes = []
     for e in errors:
         field, _, msg = e.partition(": ")
-        causes.append({"reason": "FieldValueInvalid", "message": msg, "field": field})
+        causes.append({"reason": option_error_reason(msg), "message": msg, "field": field})
     return StatusError(
         make_status(
             422,
