@@ -473,7 +473,11 @@ class CommitterCore:
                 subresource=subresource,
                 version=self._version(rt, req),
             )
-            created.setdefault("metadata", {}).setdefault("name", req.name)
+            if created.get("metadata") is None:
+                created["metadata"] = {}
+            if isinstance(created["metadata"], dict):
+                created["metadata"].setdefault("name", req.name)
+            self._patched_identity(rt, req, created)  # an apply that creates names the URL's object too
             return self._create(req, rt, staged, created)
         current_rv, current = entry
         version = self._version(rt, req)
