@@ -582,6 +582,13 @@ class CommitterCore:
             # Already being deleted: a shorter grace period, or a grace of 0, may finish it.
             if grace == 0 and not finalizers:
                 return self._finish_delete(req, rt, staged, new)
+            shorter = _shortened_grace(cur_meta, req.options.get("gracePeriodSeconds"))
+            if shorter is not None:
+                meta["finalizers"] = finalizers
+                if not finalizers:
+                    meta.pop("finalizers")
+                meta["deletionTimestamp"], meta["deletionGracePeriodSeconds"] = shorter
+                return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
             if finalizers != list(cur_meta.get("finalizers") or []):
                 meta["finalizers"] = finalizers
                 return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
@@ -635,7 +642,7 @@ class CommitterCore:
             return 0
         given = req.options.get("gracePeriodSeconds")
         if given is not None:
-            return max(int(given), 0)
+            return 1 if int(given) < 0 else int(given)  # BeforeDelete: a negative grace period is one second
         return int(spec.get("terminationGracePeriodSeconds", 30))
 
     # -- pods/binding ----------------------------------------------------------
@@ -800,6 +807,26 @@ def _same_object(new: Obj, current: Obj) -> bool:
         return {**obj, "metadata": meta, "owners": owners}
 
     return strip(new) == strip(current)
+
+
+def _shortened_grace(meta: Obj, given: Any) -> tuple[str, int] | None:
+    """A new (deletionTimestamp, deletionGracePeriodSeconds) when a DELETE shortens a pending grace period.
+
+    Kubernetes' BeforeDelete (apiserver/pkg/registry/rest/delete.go): an
+    object already being deleted gracefully may only have its grace period
+    shortened; the deletion time moves by the difference. None when the
+    request gives no grace period, or one that is not shorter.
+    """
+    current = meta.get("deletionGracePeriodSeconds")
+    if given is None or not isinstance(current, int) or current <= 0:
+        return None
+    period = int(given)
+    if period < 0:
+        period = 1  # a negative grace period counts as one second on the delete path
+    if period >= current:
+        return None
+    started = datetime.fromisoformat(str(meta["deletionTimestamp"]).replace("Z", "+00:00"))
+    return rfc3339(started - timedelta(seconds=current) + timedelta(seconds=period)), period
 
 
 def _go_strings(values: list[str]) -> str:

@@ -267,6 +267,29 @@ def test_pod_bound_and_running_is_deleted_gracefully_then_finished_with_grace_ze
     assert [w.type for w in o.writes] == ["DELETED"]
 
 
+@pytest.mark.parametrize(
+    ("again", "grace", "deleted_at"),
+    [
+        (5, 5, "2026-11-29T09:00:05Z"),  # shortened: the deletion time moves by the difference
+        (-3, 1, "2026-11-29T09:00:01Z"),  # a negative grace period counts as one second
+        (30, 30, "2026-11-29T09:00:30Z"),  # not shorter: unchanged
+        (45, 30, "2026-11-29T09:00:30Z"),
+        (None, 30, "2026-11-29T09:00:30Z"),
+    ],
+)
+def test_a_second_delete_may_only_shorten_a_pods_grace_period(again: int | None, grace: int, deleted_at: str) -> None:
+    """Kubernetes' BeforeDelete (k8s.io/apiserver/pkg/registry/rest/delete.go); oracle del2-unscheduled-pod-goes-at-once."""
+    core = make_core()
+    commit(core, req("create", "", "pods", "default", "p", object=pod(nodeName="node-1")))
+    commit(core, req("delete", "", "pods", "default", "p"))
+    options = {} if again is None else {"gracePeriodSeconds": again}
+    (o,) = commit(core, req("delete", "", "pods", "default", "p", options=options))
+    assert o.code == 200 and o.object is not None
+    assert o.object["metadata"]["deletionGracePeriodSeconds"] == grace
+    assert o.object["metadata"]["deletionTimestamp"] == deleted_at
+    assert [w.type for w in o.writes] == (["MODIFIED"] if grace != 30 else [])
+
+
 def test_unscheduled_pod_is_deleted_at_once() -> None:
     core = make_core()
     commit(core, req("create", "", "pods", "default", "p", object=pod()))
