@@ -47,6 +47,8 @@ ORPHAN_FINALIZER = "orphan"
 # Resources whose DELETE returns the deleted object instead of a Status.
 RETURNS_DELETED_OBJECT = {("", "pods"), ("", "namespaces"), ("", "nodes")}
 NAMESPACES = ("", "namespaces")
+# Resources an update of a missing object creates (their strategies' AllowCreateOnUpdate, Kubernetes 1.31).
+CREATE_ON_UPDATE = {("", "events"), ("", "services"), ("coordination.k8s.io", "leases"), ("events.k8s.io", "events")}
 # Resources whose metadata.generation tracks spec changes.
 HAS_GENERATION = {
     ("resource.k8s.io", "deviceclasses"),
@@ -334,6 +336,8 @@ class CommitterCore:
             raise st.not_found(rt.group, f"{rt.plural}/status", req.name)
         entry = staged.entry(req.key)
         if entry is None:
+            if not status_only and (rt.group, rt.plural) in CREATE_ON_UPDATE:
+                return self._create(req, rt, staged, body)
             raise st.not_found(rt.group, rt.plural, req.name)
         current_rv, current = entry
         new = body if self._owned else _copy(body)

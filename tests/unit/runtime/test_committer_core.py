@@ -164,6 +164,25 @@ def test_update_bumps_generation_only_on_spec_change() -> None:
     assert o.object is not None and o.object["metadata"]["generation"] == 2
 
 
+@pytest.mark.parametrize(
+    ("group", "resource", "code"),
+    [("coordination.k8s.io", "leases", 201), ("", "services", 201), ("resource.k8s.io", "resourceclaims", 404)],
+)
+def test_update_of_a_missing_object_creates_it_only_where_kubernetes_allows(group: str, resource: str, code: int) -> None:
+    """The strategies' AllowCreateOnUpdate (Lease, Service, Event: true; DRA kinds: false); oracle sb-update-of-missing-*."""
+    core = make_core()
+    body = {"metadata": {"name": "x", "resourceVersion": "12"}}
+    if resource == "services":
+        body["spec"] = {"ports": [{"port": 80}]}
+    (o,) = commit(core, req("update", group, resource, "default", "x", object=body, version="v1"))
+    assert o.code == code, o.status
+    if code == 201:
+        assert [w.type for w in o.writes] == ["ADDED"]
+        assert o.object is not None and o.object["metadata"]["uid"]
+    else:
+        assert not o.writes and o.status is not None and o.status["reason"] == "NotFound"
+
+
 def test_noop_update_writes_nothing() -> None:
     core = make_core()
     current = create_claim(core)
