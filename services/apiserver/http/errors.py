@@ -78,13 +78,27 @@ def write_timeout() -> StatusError:
     return timeout("Timeout: request did not complete within requested timeout - context deadline exceeded")
 
 
+# field.ErrorType's text → its cause reason (k8s.io/apimachinery/pkg/util/validation/field/errors.go).
+_CAUSE_REASONS = (
+    ("Unsupported value", "FieldValueNotSupported"),
+    ("Forbidden", "FieldValueForbidden"),
+    ("Required value", "FieldValueRequired"),
+    ("Duplicate value", "FieldValueDuplicate"),
+    ("Too long", "FieldValueTooLong"),
+)
+
+
+def _cause_reason(message: str) -> str:
+    return next((reason for prefix, reason in _CAUSE_REASONS if message.startswith(prefix)), "FieldValueInvalid")
+
+
 def invalid_options(kind: str, errors: list[str]) -> StatusError:
     """422 for bad query options, worded as ``CreateOptions.meta.k8s.io "" is invalid: ...``."""
     joined = errors[0] if len(errors) == 1 else "[" + ", ".join(errors) + "]"
     causes = []
     for e in errors:
         field, _, msg = e.partition(": ")
-        causes.append({"reason": "FieldValueInvalid", "message": msg, "field": field})
+        causes.append({"reason": _cause_reason(msg), "message": msg, "field": field})
     return StatusError(
         make_status(
             422,

@@ -36,24 +36,36 @@ def selector_filter(scope: Scope, *, name: str | None = None) -> ObjectFilter | 
 
 
 def check_resource_version_match(scope: Scope, kind: str = "ListOptions") -> str:
+    """ValidateListOptions' resourceVersionMatch rules, every one that fails, in Kubernetes' order."""
     match = scope.query.get("resourceVersionMatch", "")
+    if not match:
+        return match
+    rv = scope.query.get("resourceVersion", "")
+    errors = []
+    if not rv:
+        errors.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")
+    if scope.query.get("continue"):
+        errors.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")
     if match not in _RV_MATCH:
-        raise invalid_options(
-            kind,
-            [f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'],
-        )
-    if match and not scope.query.get("resourceVersion"):
-        raise invalid_options(
-            kind,
-            ["resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"],
-        )
+        errors.append(f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan", ""')
+    if match == "Exact" and rv == "0":
+        errors.append('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+    if errors:
+        raise invalid_options(kind, errors)
     return match
+
+
+def check_continue(scope: Scope) -> None:
+    """The storage's rule: a continue token carries its own resourceVersion, so a request may not name one."""
+    if scope.query.get("continue") and scope.query.get("resourceVersion"):
+        raise bad_request("specifying resource version is not allowed when using continue")
 
 
 async def list_(scope: Scope) -> web.Response:
     rt = scope.route.rt
     match = selector_filter(scope)
     check_resource_version_match(scope)
+    check_continue(scope)
     if scope.bool_param("sendInitialEvents"):
         raise invalid_options("ListOptions", ["sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"])
     limit = scope.int_param("limit")
