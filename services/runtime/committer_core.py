@@ -574,12 +574,7 @@ class CommitterCore:
                 return Outcome(req, 200, object=_with_rv(current, current_rv), warnings=attrs.warnings)
         new = _copy(current)
         meta = new["metadata"]
-        finalizers: list[str] = list(meta.get("finalizers") or [])
-        policy = req.options.get("propagationPolicy")
-        if policy == "Orphan" and ORPHAN_FINALIZER not in finalizers:
-            finalizers.append(ORPHAN_FINALIZER)
-        elif policy == "Foreground" and FOREGROUND_FINALIZER not in finalizers:
-            finalizers.append(FOREGROUND_FINALIZER)
+        finalizers = _gc_finalizers(req.options, list(meta.get("finalizers") or []))
         grace = self._grace_period(rt, current, req)
         now = self.clock()
         if cur_meta.get("deletionTimestamp"):
@@ -861,6 +856,29 @@ def _keep_spec_finalizers(new: Obj, current: Obj) -> None:
         new["spec"] = spec
     else:
         new.pop("spec", None)
+
+
+def _gc_finalizers(options: dict[str, Any], current: list[str]) -> list[str]:
+    """The finalizers a DELETE leaves on an object: kube's deletionFinalizersForGarbageCollection.
+
+    orphan: ``orphanDependents`` if given, else the propagation policy (Orphan), else the finalizer already
+    there; foregroundDeletion: the policy (Foreground) unless ``orphanDependents`` is given, else the
+    finalizer already there. Both are taken off and put back as decided, so ``Background`` (what kubectl
+    sends by default) removes an orphan finalizer an earlier ``--cascade=orphan`` left.
+    """
+    orphan, foreground = ORPHAN_FINALIZER in current, FOREGROUND_FINALIZER in current
+    orphan_dependents = options.get("orphanDependents")
+    policy = options.get("propagationPolicy")
+    if orphan_dependents is not None:
+        orphan, foreground = bool(orphan_dependents), False
+    elif policy in ("Orphan", "Background", "Foreground"):
+        orphan, foreground = policy == "Orphan", policy == "Foreground"
+    elif orphan and foreground:  # the first of the two on the object decides
+        first = next(f for f in current if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER))
+        orphan, foreground = first == ORPHAN_FINALIZER, first == FOREGROUND_FINALIZER
+    kept = [f for f in current if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
+    wanted = kept + [ORPHAN_FINALIZER] * orphan + [FOREGROUND_FINALIZER] * foreground
+    return current if set(wanted) == set(current) else wanted
 
 
 def _propagation_finalizers(options: dict[str, Any], current: list[str]) -> dict[str, bool]:

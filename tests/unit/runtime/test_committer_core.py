@@ -309,6 +309,43 @@ def test_a_second_delete_may_only_shorten_a_pods_grace_period(again: int | None,
     assert [w.type for w in o.writes] == (["MODIFIED"] if grace != 30 else [])
 
 
+@pytest.mark.parametrize(
+    ("finalizers", "options", "left"),
+    [
+        ([], {"propagationPolicy": "Orphan"}, ["orphan"]),
+        ([], {"propagationPolicy": "Foreground"}, ["foregroundDeletion"]),
+        (["a.example.com/x"], {"propagationPolicy": "Background"}, ["a.example.com/x"]),
+        (["orphan", "a.example.com/x"], {"propagationPolicy": "Background"}, ["a.example.com/x"]),
+        (["orphan", "a.example.com/x"], {}, ["orphan", "a.example.com/x"]),
+        (["foregroundDeletion", "a.example.com/x"], {"propagationPolicy": "Orphan"}, ["a.example.com/x", "orphan"]),
+        (["foregroundDeletion", "a.example.com/x"], {"orphanDependents": False}, ["a.example.com/x"]),
+        (["foregroundDeletion", "orphan", "a.example.com/x"], {}, ["a.example.com/x", "foregroundDeletion"]),
+    ],
+)
+def test_delete_sets_the_garbage_collector_finalizers_as_kubernetes(
+    finalizers: list[str], options: dict[str, Any], left: list[str]
+) -> None:
+    """kube's deletionFinalizersForGarbageCollection (apiserver registry/generic/registry/store.go)."""
+    core = make_core()
+    body = claim("c")
+    body["metadata"]["finalizers"] = finalizers
+    commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options=options))
+    assert o.code == 200 and o.object is not None
+    assert o.object["metadata"].get("finalizers", []) == left
+
+
+def test_a_background_delete_removes_an_earlier_orphan_finalizer_and_deletes() -> None:
+    """Oracle del2-cascade-orphan: kubectl's default delete (Background) after --cascade=orphan deletes the object."""
+    core = make_core()
+    create_claim(core)
+    commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Orphan"}))
+    (o,) = commit(
+        core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Background"})
+    )
+    assert [w.type for w in o.writes] == ["DELETED"]
+
+
 def test_unscheduled_pod_is_deleted_at_once() -> None:
     core = make_core()
     commit(core, req("create", "", "pods", "default", "p", object=pod()))
