@@ -89,7 +89,7 @@ def test_create_stamps_metadata_and_writes_added() -> None:
     meta = o.object["metadata"]
     assert meta["uid"].startswith("uid-")
     assert meta["creationTimestamp"] == "2026-11-29T09:00:00Z"
-    assert meta["generation"] == 1
+    assert "generation" not in meta  # kube's claim strategy sets none; DeviceClasses and ResourceSlices have one
     assert meta["resourceVersion"] == str(o.writes[0].offset)
 
 
@@ -154,13 +154,16 @@ def test_update_with_stale_resource_version_conflicts() -> None:
 
 def test_update_bumps_generation_only_on_spec_change() -> None:
     core = make_core()
-    current = create_claim(core)
+    cls = {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
+    (o,) = commit(core, req("create", "resource.k8s.io", "deviceclasses", "", "gpu", object=cls))
+    assert o.object is not None and o.object["metadata"]["generation"] == 1
+    current = o.object
     labelled = dict(current, metadata=dict(current["metadata"], labels={"a": "b"}))
-    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=labelled))
+    (o,) = commit(core, req("update", "resource.k8s.io", "deviceclasses", "", "gpu", object=labelled))
     assert o.code == 200 and o.object is not None
     assert o.object["metadata"]["generation"] == 1
-    respec = dict(o.object, spec={"devices": {"requests": []}})
-    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=respec))
+    respec = dict(o.object, spec={"selectors": [{"cel": {"expression": "true"}}]})
+    (o,) = commit(core, req("update", "resource.k8s.io", "deviceclasses", "", "gpu", object=respec))
     assert o.object is not None and o.object["metadata"]["generation"] == 2
 
 
