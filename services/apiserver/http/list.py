@@ -41,15 +41,17 @@ def check_resource_version_match(scope: Scope, kind: str = "ListOptions") -> str
     if not match:
         return match
     rv = scope.query.get("resourceVersion", "")
+    forbidden = "resourceVersionMatch: Forbidden: resourceVersionMatch"
     errors = []
     if not rv:
-        errors.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided")
+        errors.append(f"{forbidden} is forbidden unless resourceVersion is provided")
     if scope.query.get("continue"):
-        errors.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")
+        errors.append(f"{forbidden} is forbidden when continue is provided")
     if match not in _RV_MATCH:
-        errors.append(f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan", ""')
+        supported = '"Exact", "NotOlderThan", ""'
+        errors.append(f'resourceVersionMatch: Unsupported value: "{match}": supported values: {supported}')
     if match == "Exact" and rv == "0":
-        errors.append('resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"')
+        errors.append(f'{forbidden} "exact" is forbidden for resourceVersion "0"')
     if errors:
         raise invalid_options(kind, errors)
     return match
