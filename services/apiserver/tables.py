@@ -493,7 +493,10 @@ def rows(
                 row["conditions"] = conds
         if include_object == "Object":
             row["object"] = obj
-        elif include_object != "None":
+        elif include_object == "None":
+            # TableRow.Object is a RawExtension, a struct: omitempty does not drop it and an empty one is null.
+            row["object"] = None
+        else:
             row["object"] = partial_metadata(obj)
         out.append(row)
     return out

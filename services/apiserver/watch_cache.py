@@ -50,8 +50,26 @@ class Watcher:
         if now:
             return "ADDED", change.object
         if before:
-            return "DELETED", change.object
+            return "DELETED", leaving(change)
         return None
+
+
+def leaving(change: Change) -> Obj:
+    """The DELETED event's object when a change takes an object out of a selection.
+
+    kube-apiserver's cacheWatcher sends the object as it was before the
+    change, with the change's resourceVersion (k8s.io/apiserver/pkg/storage/
+    cacher/cache_watcher.go, ``convertToWatchEvent``): the watcher sees what
+    it last selected, and can resume after the change.
+    """
+    assert change.old is not None
+    old = dict(change.old)
+    meta = dict(old.get("metadata") or {})
+    rv = (change.object.get("metadata") or {}).get("resourceVersion")
+    if rv is not None:
+        meta["resourceVersion"] = rv
+    old["metadata"] = meta
+    return old
 
 
 class WatchCache:

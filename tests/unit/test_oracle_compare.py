@@ -25,6 +25,7 @@ CTX = normalise.Context(server="https://127.0.0.1:34567", variables={"RV1": "123
         ("too old resource version: 1234 (1300)", "too old resource version: <$RV1> (1300)"),
         ("12345", "12345"),  # a captured value is replaced only as a whole token
         ("plain", "plain"),
+        ("too old resource version: 1 (377)", "too old resource version: <rv> (<rv>)"),
     ],
 )
 def test_strings(raw: str, want: str) -> None:
@@ -73,6 +74,16 @@ def test_object_rules() -> None:
     }
 
 
+def test_managed_fields_sorted_without_time() -> None:
+    entries = [
+        {"manager": "python-requests", "operation": "Update", "time": "2026-12-02T10:17:18Z"},
+        {"manager": "kubectl-label", "operation": "Update", "time": "2026-12-02T10:17:19Z"},
+        {"manager": "zed", "operation": "Apply", "time": "2026-12-02T10:17:20Z"},
+    ]
+    got = normalise.value({"metadata": {"managedFields": entries}}, CTX)["metadata"]["managedFields"]
+    assert [e["manager"] for e in got] == ["zed", "kubectl-label", "python-requests"]
+
+
 def test_captured_resource_version_keeps_its_name() -> None:
     assert normalise.value({"metadata": {"resourceVersion": "1234"}}, CTX) == {
         "metadata": {"resourceVersion": "<$RV1>"}
@@ -116,6 +127,11 @@ KNOWN_DOC = """# Compatibility
 - scenario: tables-claims
   path: steps[0].stdout[1]
   reason: column wording
+- scenario: "*"
+  path: "*.spec"
+  oracle: {}
+  draplane: <absent>
+  reason: Go prints an empty struct
 ```
 """
 
@@ -130,7 +146,13 @@ def test_judge_explains_lists_and_finds_stale_entries() -> None:
     assert verdict.stale == [] and not verdict.ok
     stale = compare.judge("tables-claims", [], known)
     assert stale.stale == [known[1]] and not stale.ok
-    assert compare.judge("dry-run-create", [], known).ok
+    assert compare.judge("dry-run-create", [], known).ok  # a glob entry is not stale per scenario
+    empty_spec = compare.Difference("steps[0].body.spec", {}, "<absent>")
+    other_spec = compare.Difference("steps[1].body.spec", {"a": 1}, "<absent>")
+    by_value = compare.judge("dry-run-create", [empty_spec, other_spec], known)
+    assert by_value.explained == [(empty_spec, known[2])] and by_value.unexplained == [other_spec]
+    assert compare.stale_globs(known, [verdict, stale]) == [known[2]]
+    assert compare.stale_globs(known, [verdict, by_value]) == []
     text = compare.report("watch-resume", verdict, {"steps": [{"status": 200}]}, {"steps": [{"status": 404}]})
     assert "steps[1].status: kube-apiserver=200 draplane=404" in text
     assert "-- status: 200" in text and "+- status: 404" in text
@@ -156,7 +178,7 @@ def test_the_repository_list_parses() -> None:
 
 def test_scenario_files_load() -> None:
     scenarios = load_all()
-    assert scenarios
+    assert len(scenarios) >= 35
     assert all(s.namespace.startswith("o-") and len(s.namespace) <= 63 for s in scenarios)
 
 

@@ -107,6 +107,8 @@ def invalid(group: str, kind: str, name: str, errors: Sequence[FieldError]) -> S
     else:
         message = f'{qk} "{name}" is invalid: [' + ", ".join(rendered) + "]"
     details: dict[str, Any] = {"name": name, "kind": kind, "causes": [e.cause() for e in errors]}
+    if not name:  # StatusDetails.Name is omitempty: an object without a name has none in details
+        del details["name"]
     if group:
         details["group"] = group
     return StatusError(make_status(422, "Invalid", message, details))

@@ -53,7 +53,8 @@ async def delete_options(scope: Scope) -> dict[str, Any]:
         raise bad_request("gracePeriodSeconds must be an integer")
     if policy is not None and policy not in _POLICIES:
         errors.append(
-            f'propagationPolicy: Unsupported value: "{policy}": supported values: "Foreground", "Background", "Orphan"'
+            f'propagationPolicy: Unsupported value: "{policy}": '
+            'supported values: "Foreground", "Background", "Orphan", "nil"'
         )
     if policy is not None and orphan is not None:
         errors.append(

@@ -16,6 +16,7 @@ from typing import Any
 
 from aiohttp import web
 
+from services.api.machinery.field_errors import ErrorType
 from services.api.machinery.status import StatusError, internal_error, make_status, timeout
 from services.apiserver.http.negotiation import Format, encode
 
@@ -78,18 +79,12 @@ def write_timeout() -> StatusError:
     return timeout("Timeout: request did not complete within requested timeout - context deadline exceeded")
 
 
-# field.ErrorType's text → its cause reason (k8s.io/apimachinery/pkg/util/validation/field/errors.go).
-_CAUSE_REASONS = (
-    ("Unsupported value", "FieldValueNotSupported"),
-    ("Forbidden", "FieldValueForbidden"),
-    ("Required value", "FieldValueRequired"),
-    ("Duplicate value", "FieldValueDuplicate"),
-    ("Too long", "FieldValueTooLong"),
-)
-
-
-def _cause_reason(message: str) -> str:
-    return next((reason for prefix, reason in _CAUSE_REASONS if message.startswith(prefix)), "FieldValueInvalid")
+def option_error_reason(message: str) -> str:
+    """A cause's reason from its message's type prefix (``Unsupported value: ...`` is FieldValueNotSupported)."""
+    for error_type in ErrorType:
+        if message.startswith(error_type.text + ":") or message == error_type.text:
+            return error_type.reason
+    return ErrorType.INVALID.reason
 
 
 def invalid_options(kind: str, errors: list[str]) -> StatusError:
@@ -98,7 +93,7 @@ def invalid_options(kind: str, errors: list[str]) -> StatusError:
     causes = []
     for e in errors:
         field, _, msg = e.partition(": ")
-        causes.append({"reason": _cause_reason(msg), "message": msg, "field": field})
+        causes.append({"reason": option_error_reason(msg), "message": msg, "field": field})
     return StatusError(
         make_status(
             422,

@@ -36,22 +36,44 @@ def selector_filter(scope: Scope, *, name: str | None = None) -> ObjectFilter | 
 
 
 def check_resource_version_match(scope: Scope, kind: str = "ListOptions") -> str:
-    """ValidateListOptions' resourceVersionMatch rules, every one that fails, in Kubernetes' order."""
+    """A watch's ``resourceVersionMatch``: a known value, and only with a resourceVersion."""
+    match = scope.query.get("resourceVersionMatch", "")
+    if match not in _RV_MATCH:
+        raise invalid_options(
+            kind,
+            [f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan"'],
+        )
+    if match and not scope.query.get("resourceVersion"):
+        raise invalid_options(
+            kind,
+            ["resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"],
+        )
+    return match
+
+
+def check_list_resource_version_match(scope: Scope) -> str:
+    """A list's ``resourceVersionMatch`` checked as kube-apiserver does
+    (k8s.io/apimachinery/pkg/apis/meta/internalversion/validation, ``ValidateListOptions``): every error at once."""
+    kind = "ListOptions"
     match = scope.query.get("resourceVersionMatch", "")
     if not match:
         return match
     rv = scope.query.get("resourceVersion", "")
-    forbidden = "resourceVersionMatch: Forbidden: resourceVersionMatch"
     errors = []
     if not rv:
-        errors.append(f"{forbidden} is forbidden unless resourceVersion is provided")
+        errors.append(
+            "resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"
+        )
     if scope.query.get("continue"):
-        errors.append(f"{forbidden} is forbidden when continue is provided")
+        errors.append("resourceVersionMatch: Forbidden: resourceVersionMatch is forbidden when continue is provided")
     if match not in _RV_MATCH:
-        supported = '"Exact", "NotOlderThan", ""'
-        errors.append(f'resourceVersionMatch: Unsupported value: "{match}": supported values: {supported}')
+        errors.append(
+            f'resourceVersionMatch: Unsupported value: "{match}": supported values: "Exact", "NotOlderThan", ""'
+        )
     if match == "Exact" and rv == "0":
-        errors.append(f'{forbidden} "exact" is forbidden for resourceVersion "0"')
+        errors.append(
+            'resourceVersionMatch: Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"'
+        )
     if errors:
         raise invalid_options(kind, errors)
     return match
@@ -66,7 +88,7 @@ def check_continue(scope: Scope) -> None:
 async def list_(scope: Scope) -> web.Response:
     rt = scope.route.rt
     match = selector_filter(scope)
-    check_resource_version_match(scope)
+    check_list_resource_version_match(scope)
     check_continue(scope)
     if scope.bool_param("sendInitialEvents"):
         raise invalid_options("ListOptions", ["sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"])

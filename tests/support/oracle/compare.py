@@ -27,16 +27,40 @@ class KnownDifferencesError(ValueError):
     """The known-differences block is missing or malformed."""
 
 
+_UNSET: Any = object()
+
+
 @dataclass(frozen=True)
 class Known:
-    """One expected difference: in scenario ``scenario`` (a glob), at paths matching ``path`` (a glob)."""
+    """One expected difference: in scenario ``scenario`` (a glob), at paths matching ``path`` (a glob).
+
+    ``oracle`` and ``draplane``, when given, are the normalised values the two
+    sides must have (``<absent>`` for none): they let one entry cover a pattern
+    that recurs across scenarios (``path: "*.spec"``, ``oracle: {}``,
+    ``draplane: <absent>``) without hiding any other difference at such paths.
+    An entry whose scenario is a glob is checked for staleness over the whole
+    run (`stale_globs`), one naming a scenario in that scenario's test.
+    """
 
     scenario: str
     path: str
     reason: str
+    oracle: Any = _UNSET
+    draplane: Any = _UNSET
 
     def matches(self, scenario: str, path: str) -> bool:
         return glob_match(scenario, self.scenario) and glob_match(path, self.path)
+
+    def explains(self, scenario: str, diff: Difference) -> bool:
+        return (
+            self.matches(scenario, diff.path)
+            and (self.oracle is _UNSET or self.oracle == diff.oracle)
+            and (self.draplane is _UNSET or self.draplane == diff.draplane)
+        )
+
+    @property
+    def is_glob(self) -> bool:
+        return "*" in self.scenario
 
 
 def glob_match(value: str, pattern: str) -> bool:
@@ -61,9 +85,23 @@ def parse_known(markdown: str) -> list[Known]:
         raise KnownDifferencesError("the oracle-known-differences block is a YAML list")
     out = []
     for i, e in enumerate(entries):
-        if not isinstance(e, dict) or set(e) != {"scenario", "path", "reason"} or not str(e["reason"]).strip():
-            raise KnownDifferencesError(f"entry #{i} needs exactly scenario, path and a non-empty reason: {e!r}")
-        out.append(Known(str(e["scenario"]), str(e["path"]), str(e["reason"]).strip()))
+        if (
+            not isinstance(e, dict)
+            or not {"scenario", "path", "reason"} <= set(e) <= {"scenario", "path", "reason", "oracle", "draplane"}
+            or not str(e["reason"]).strip()
+        ):
+            raise KnownDifferencesError(
+                f"entry #{i} needs scenario, path and a non-empty reason (and optionally oracle, draplane): {e!r}"
+            )
+        out.append(
+            Known(
+                str(e["scenario"]),
+                str(e["path"]),
+                str(e["reason"]).strip(),
+                oracle=e.get("oracle", _UNSET),
+                draplane=e.get("draplane", _UNSET),
+            )
+        )
     return out
 
 
@@ -108,18 +146,25 @@ class Verdict:
 
 
 def judge(scenario: str, diffs: list[Difference], known: list[Known]) -> Verdict:
-    """Split ``diffs`` into explained and unexplained; find the scenario's entries nothing matched."""
+    """Split ``diffs`` into explained and unexplained; find the entries naming this scenario that nothing matched."""
     mine = [k for k in known if glob_match(scenario, k.scenario)]
     used: set[int] = set()
     unexplained, explained = [], []
     for d in diffs:
-        hit = next((i for i, k in enumerate(mine) if k.matches(scenario, d.path)), None)
+        hit = next((i for i, k in enumerate(mine) if k.explains(scenario, d)), None)
         if hit is None:
             unexplained.append(d)
         else:
             used.add(hit)
             explained.append((d, mine[hit]))
-    return Verdict(unexplained, explained, [k for i, k in enumerate(mine) if i not in used])
+    stale = [k for i, k in enumerate(mine) if i not in used and not k.is_glob]
+    return Verdict(unexplained, explained, stale)
+
+
+def stale_globs(known: list[Known], verdicts: list[Verdict]) -> list[Known]:
+    """Entries with a scenario glob that explained nothing in any of ``verdicts`` (a whole run's)."""
+    used = {id(k) for v in verdicts for _, k in v.explained}
+    return [k for k in known if k.is_glob and id(k) not in used]
 
 
 def _dump(doc: Any) -> list[str]:

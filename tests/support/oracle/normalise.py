@@ -10,6 +10,7 @@ Rules:
 
 - a string that is a UUID becomes ``<uid>``; an RFC 3339 time ``<time>``;
 - ``resourceVersion`` values (and a watch event's object's) become ``<rv>``,
+  and so do the two a "too old resource version: 5 (90)" message quotes;
   a list's ``continue`` token ``<continue>``; a value the scenario captured
   into a variable becomes ``<$NAME>`` wherever it appears;
 - a name made from ``generateName`` keeps its prefix and loses the suffix;
@@ -17,7 +18,13 @@ Rules:
 - in a ``Table``, the cells of the ``Age`` column become ``<age>``; in kubectl's
   text, ages (``0s``, ``5m3s``, ``<invalid>``) become ``<age>`` and runs of
   spaces one space (column widths follow the values);
-- no list is reordered: every list a scenario captures has an order
+- ``managedFields`` is sorted by operation, manager, apiVersion and
+  subresource: kube-apiserver orders it by operation, then the *second* of
+  each entry's time, then those keys
+  (k8s.io/apiserver/pkg/util/managedfields/internal/managedfields.go,
+  ``sortEncodedManagedFields``), so two updates a second apart swap places
+  by timing alone;
+- no other list is reordered: every list a scenario captures has an order
   Kubernetes defines (by name, by event), so order is compared.
 """
 
@@ -34,6 +41,9 @@ TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2
 AGE = re.compile(r"(?<!\S)(?:\d+[smhdy])+(?!\S)|<invalid>")
 SPACES = re.compile(r"[ \t]{2,}")
 _RV_KEYS = frozenset({"resourceVersion"})
+# The resourceVersions a 410's message quotes (k8s.io/apiserver/pkg/storage/errors.go, NewTooLargeResourceVersionError
+# and etcd3's "too old resource version: %d (%d)").
+RV_MESSAGE = re.compile(r"(too old resource version|Too large resource version): \d+ \(\d+\)")
 
 
 @dataclass(frozen=True)
@@ -60,6 +70,7 @@ def text(value: str, ctx: Context) -> str:
         if value == captured:
             return f"<${name}>"
         value = re.sub(rf"(?<![\w-]){re.escape(captured)}(?![\w-])", f"<${name}>", value)
+    value = RV_MESSAGE.sub(r"\1: <rv> (<rv>)", value)
     value = UID.sub("<uid>", value)
     return TIME.sub("<time>", value)
 
@@ -79,6 +90,12 @@ def _generated(meta: Mapping[str, Any]) -> Mapping[str, Any]:
     if isinstance(prefix, str) and isinstance(name, str) and prefix and name.startswith(prefix):
         return {**meta, "name": prefix + "<suffix>"}
     return meta
+
+
+def _managed_fields_order(entry: Any) -> tuple[str, ...]:
+    if not isinstance(entry, dict):
+        return ("",)
+    return tuple(str(entry.get(k, "")) for k in ("operation", "manager", "apiVersion", "subresource"))
 
 
 def _table(doc: dict[str, Any]) -> dict[str, Any]:
@@ -117,6 +134,8 @@ def value(doc: Any, ctx: Context) -> Any:
             out[key] = "<continue>"
         elif key == "metadata" and isinstance(v, dict):
             out[key] = value(dict(_generated(v)), ctx)
+        elif key == "managedFields" and isinstance(v, list):
+            out[key] = sorted(value(v, ctx), key=_managed_fields_order)
         else:
             out[key] = value(v, ctx)
     return out

@@ -112,7 +112,10 @@ def _step(raw: Any, where: str) -> Step:
 
 def parse(text: str, source: Path) -> list[Scenario]:
     """The scenarios of one file (``scenarios:`` a list of ``{id, about, steps}``)."""
-    doc = yaml.safe_load(text)
+    try:
+        doc = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ScenarioError(f"{source}: not YAML: {exc}") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("scenarios"), list):
         raise ScenarioError(f"{source}: the file holds 'scenarios:', a list")
     out = []

@@ -9,17 +9,24 @@ controllers, because kube-apiserver alone runs none either.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
+import queue
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+from ops.upstreamkit.run import kube_apiserver
+from ops.upstreamkit.versions import DEFAULT_KUBE_VERSION, ETCD, ETCD_VERSION
 from services.apiserver.certs import self_signed
 from services.apiserver.kubeconfig import write_kubeconfig
 from tests.support.oracle.runner import Target
+from tests.support.upstream import require_upstream
 
 EMULATED_VERSION = "1.31"
 # kube-apiserver 1.31 serves resource.k8s.io at v1alpha3 only; draplane's --emulated-version does not hide the
@@ -84,24 +91,49 @@ def _ready_port(proc: subprocess.Popen[str], log: Path) -> int:
     )
 
 
-REQUIRE_ENV = "DRAPLANE_REQUIRE_UPSTREAM"
+@contextlib.contextmanager
+def upstream(root: Path) -> Iterator[Target]:
+    """kube-apiserver 1.31.14 with DRA on, on a fresh etcd, from the shared build cache (ops/upstreamkit).
 
-
-def _unavailable(reason: str) -> None:
-    import pytest
-
-    if os.environ.get(REQUIRE_ENV) == "1":
-        pytest.fail(f"{REQUIRE_ENV}=1 but {reason}")
-    pytest.skip(reason)
+    Waits for ``./ops/test``'s background build when one runs; skips with the
+    reason when the binaries cannot be had, fails instead when they must be
+    (`tests.support.upstream.require_upstream`). The kit's context manager is
+    async; it is held open on a thread of its own, as the suite is synchronous.
+    """
+    require_upstream((("kube-apiserver", DEFAULT_KUBE_VERSION), (ETCD, ETCD_VERSION)))
+    with _held(kube_apiserver(root / "kube")) as api:
+        yield Target("kube-apiserver", Path(api.kubeconfig), root / "home")
 
 
 @contextlib.contextmanager
-def upstream(root: Path) -> Iterator[Target]:
-    """kube-apiserver 1.31.14 with DRA on, on a fresh etcd, from the shared build cache (ops/upstreamkit)."""
+def _held(manager: contextlib.AbstractAsyncContextManager[Any]) -> Iterator[Any]:
+    """Enter an async context manager on an event loop in a thread; leave it when the block ends."""
+    entered: queue.Queue[tuple[bool, Any]] = queue.Queue()
+    loop = asyncio.new_event_loop()
+    leave = asyncio.Event()
+
+    async def hold() -> None:
+        try:
+            async with manager as value:
+                entered.put((True, value))
+                await leave.wait()
+        except BaseException as exc:
+            entered.put((False, exc))
+            raise
+
+    def main() -> None:
+        with contextlib.suppress(BaseException):
+            loop.run_until_complete(hold())
+        loop.close()
+
+    thread = threading.Thread(target=main, name="oracle-upstream", daemon=True)
+    thread.start()
+    ok, value = entered.get()
+    if not ok:
+        thread.join()
+        raise AssertionError(f"kube-apiserver did not start: {value}") from value
     try:
-        from ops.upstreamkit import run as upstream_run  # type: ignore[import-not-found]
-    except ImportError as exc:
-        _unavailable(f"ops/upstreamkit cannot start kube-apiserver here ({exc})")
-        raise
-    with upstream_run.kube_apiserver(root) as server:  # pragma: no cover - adapted once the kit lands
-        yield Target("kube-apiserver", Path(server.kubeconfig), root / "home")
+        yield value
+    finally:
+        loop.call_soon_threadsafe(leave.set)
+        thread.join(timeout=60)

@@ -107,3 +107,36 @@ async def test_list_options_that_do_not_go_together(client: Any, backend: Any) -
         "reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
         "message": 'Unsupported value: "Sometimes": supported values: "Exact", "NotOlderThan", ""',
     }]
+
+
+async def test_resource_version_match_errors_as_kube_apiserver(client: Any, backend: Any) -> None:
+    """ValidateListOptions (k8s.io/apimachinery/pkg/apis/meta/internalversion/validation): reasons per error type,
+    "" among the supported values, Exact with resourceVersion 0 forbidden; found by the oracle suite
+    (tests/oracle/scenarios/watch.yaml, list-resource-version-match-invalid)."""
+    base = "/api/v1/namespaces/a/pods"
+    cases = [
+        (
+            "?resourceVersionMatch=NotOlderThan",
+            "FieldValueForbidden",
+            "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided",
+        ),
+        (
+            "?resourceVersion=0&resourceVersionMatch=Sometimes",
+            "FieldValueNotSupported",
+            'Unsupported value: "Sometimes": supported values: "Exact", "NotOlderThan", ""',
+        ),
+        (
+            "?resourceVersion=0&resourceVersionMatch=Exact",
+            "FieldValueForbidden",
+            'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+        ),
+    ]
+    for query, reason, message in cases:
+        r = await client.get(base + query)
+        doc = await r.json()
+        assert r.status == 422, doc
+        assert doc["message"] == f'ListOptions.meta.k8s.io "" is invalid: resourceVersionMatch: {message}'
+        assert doc["details"]["causes"] == [{"reason": reason, "message": message, "field": "resourceVersionMatch"}]
+    r = await client.get(base + "?resourceVersion=1&resourceVersionMatch=NotOlderThan&continue=abc")
+    causes = (await r.json())["details"]["causes"]
+    assert r.status == 422 and causes[0]["message"].endswith("resourceVersionMatch is forbidden when continue is provided")

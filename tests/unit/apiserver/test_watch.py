@@ -171,3 +171,20 @@ async def test_head_of_a_watch_is_headers_without_a_stream(client: Any, backend:
     assert resp.status == 200 and resp.headers["Content-Type"].startswith("application/json")
     after = await client.get(PODS)  # the connection is still in step
     assert after.status == 200 and len((await after.json())["items"]) == 2
+
+
+def test_object_leaving_a_selection_is_deleted_as_it_was() -> None:
+    """kube's cacheWatcher: the DELETED event of an object that stops matching carries the previous object with the
+    change's resourceVersion (found by the oracle suite, watch-label-selector-transitions)."""
+    from services.apiserver.watch_cache import Watcher
+    from services.runtime.informer import Change
+
+    old = {"metadata": {"name": "a", "labels": {"pick": "yes"}, "resourceVersion": "5"}}
+    new = {"metadata": {"name": "a", "labels": {"pick": "no"}, "resourceVersion": "9"}}
+    watcher = Watcher("", "pods", None, lambda o: o["metadata"]["labels"].get("pick") == "yes")
+    change = Change(9, 0, "MODIFIED", "", "pods", "ns", "a", new, old, None)
+    assert watcher.translate(change) == (
+        "DELETED",
+        {"metadata": {"name": "a", "labels": {"pick": "yes"}, "resourceVersion": "9"}},
+    )
+    assert old["metadata"]["resourceVersion"] == "5"  # the cached object is not changed

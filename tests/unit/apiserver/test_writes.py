@@ -230,6 +230,11 @@ async def test_delete_options_from_query_and_body(client: Any, backend: Any) -> 
     assert last(backend).options["preconditions"] == {"uid": "nope"}
     r = await client.delete(PODS + "/d1?propagationPolicy=Sometimes")
     assert r.status == 422
+    # ValidateDeleteOptions: field.NotSupported, with "nil" among the values (found by the oracle suite).
+    message = 'Unsupported value: "Sometimes": supported values: "Foreground", "Background", "Orphan", "nil"'
+    assert (await r.json())["details"]["causes"] == [
+        {"reason": "FieldValueNotSupported", "message": message, "field": "propagationPolicy"}
+    ]
     r = await client.delete(PODS + "/d1")
     assert r.status == 200 and last(backend).op == "delete"
     r = await client.delete(PODS + "/d1")

@@ -121,6 +121,8 @@ def test_create_needs_name_or_generate_name() -> None:
     assert o.status["message"] == (
         'ResourceClaim.resource.k8s.io "" is invalid: metadata.name: Required value: name or generateName is required'
     )
+    # StatusDetails.Name is omitempty (kube-apiserver 1.31.14 in the oracle suite's validate-name-and-namespace-mismatch).
+    assert "name" not in o.status["details"] and o.status["details"]["kind"] == "ResourceClaim"
 
 
 def test_generate_name_retries_on_collision() -> None:
@@ -254,6 +256,31 @@ def test_propagation_policy(policy: str, finalizer: str | None) -> None:
     else:
         assert [w.type for w in o.writes] == ["MODIFIED"]
         assert o.object is not None and o.object["metadata"]["finalizers"] == [finalizer]
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "finalizers"),
+    [
+        ("Orphan", "Foreground", ["a.example.com/x", "foregroundDeletion"]),
+        ("Foreground", "Orphan", ["a.example.com/x", "orphan"]),
+        ("Orphan", "Background", ["a.example.com/x"]),
+        ("Orphan", None, ["a.example.com/x", "orphan"]),
+    ],
+)
+def test_second_delete_replaces_the_propagation_finalizer(
+    first: str, second: str | None, finalizers: list[str]
+) -> None:
+    """kube's deletionFinalizersForGarbageCollection: orphan and foregroundDeletion are taken out and put back as
+    the latest options say (found by the oracle suite, delete-orphan-adds-finalizer)."""
+    core = make_core()
+    body = claim()
+    body["metadata"]["finalizers"] = ["a.example.com/x"]
+    commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    options = {"propagationPolicy": first}
+    commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options=options))
+    options = {} if second is None else {"propagationPolicy": second}
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options=options))
+    assert o.object is not None and o.object["metadata"]["finalizers"] == finalizers
 
 
 @pytest.mark.parametrize(
