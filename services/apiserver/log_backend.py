@@ -158,7 +158,10 @@ class LogBackend:
         reply = await self.client.submit(request)
         if reply.code >= 400:
             raise st.StatusError(reply.status or st.make_status(reply.code, "Unknown", "request failed"))
-        body = reply.object if reply.object is not None else (reply.status or st.success_status())
+        # A delete that removed the object, or a binding, answers kube's Success Status, not the object.
+        body = reply.status if reply.status is not None else reply.object
+        if body is None:
+            body = st.success_status()
         if reply.object is not None:
             await self.client.wait_visible(reply.object)
         return WriteResult(reply.code, body, reply.warnings)

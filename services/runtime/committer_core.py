@@ -47,13 +47,13 @@ ORPHAN_FINALIZER = "orphan"
 # Resources whose DELETE returns the deleted object instead of a Status.
 RETURNS_DELETED_OBJECT = {("", "pods"), ("", "namespaces"), ("", "nodes")}
 NAMESPACES = ("", "namespaces")
-# Resources whose metadata.generation tracks spec changes.
+# Resources an update of a missing object creates (their strategies' AllowCreateOnUpdate, Kubernetes 1.31).
+CREATE_ON_UPDATE = {("", "events"), ("", "services"), ("coordination.k8s.io", "leases"), ("events.k8s.io", "events")}
+# Resources whose metadata.generation tracks spec changes: the strategies that set it (Kubernetes 1.31 and 1.37
+# alike); ResourceClaims, ResourceClaimTemplates and PodSchedulingContexts have none (oracle *-generation entries).
 HAS_GENERATION = {
     ("resource.k8s.io", "deviceclasses"),
-    ("resource.k8s.io", "resourceclaims"),
-    ("resource.k8s.io", "resourceclaimtemplates"),
     ("resource.k8s.io", "resourceslices"),
-    ("resource.k8s.io", "podschedulingcontexts"),
 }
 
 
@@ -334,6 +334,8 @@ class CommitterCore:
             raise st.not_found(rt.group, f"{rt.plural}/status", req.name)
         entry = staged.entry(req.key)
         if entry is None:
+            if not status_only and (rt.group, rt.plural) in CREATE_ON_UPDATE:
+                return self._create(req, rt, staged, body)
             raise st.not_found(rt.group, rt.plural, req.name)
         current_rv, current = entry
         new = body if self._owned else _copy(body)
@@ -473,7 +475,11 @@ class CommitterCore:
                 subresource=subresource,
                 version=self._version(rt, req),
             )
-            created.setdefault("metadata", {}).setdefault("name", req.name)
+            if created.get("metadata") is None:
+                created["metadata"] = {}
+            if isinstance(created["metadata"], dict):
+                created["metadata"].setdefault("name", req.name)
+            self._patched_identity(rt, req, created)  # an apply that creates names the URL's object too
             return self._create(req, rt, staged, created)
         current_rv, current = entry
         version = self._version(rt, req)
@@ -573,6 +579,13 @@ class CommitterCore:
             # Already being deleted: a shorter grace period, or a grace of 0, may finish it.
             if grace == 0 and not finalizers:
                 return self._finish_delete(req, rt, staged, new)
+            shorter = _shortened_grace(cur_meta, req.options.get("gracePeriodSeconds"))
+            if shorter is not None:
+                meta["finalizers"] = finalizers
+                if not finalizers:
+                    meta.pop("finalizers")
+                meta["deletionTimestamp"], meta["deletionGracePeriodSeconds"] = shorter
+                return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
             if finalizers != list(cur_meta.get("finalizers") or []):
                 meta["finalizers"] = finalizers
                 return self._write(req, staged, req.key, "MODIFIED", new, 200, attrs.warnings)
@@ -626,7 +639,7 @@ class CommitterCore:
             return 0
         given = req.options.get("gracePeriodSeconds")
         if given is not None:
-            return max(int(given), 0)
+            return 1 if int(given) < 0 else int(given)  # BeforeDelete: a negative grace period is one second
         return int(spec.get("terminationGracePeriodSeconds", 30))
 
     # -- pods/binding ----------------------------------------------------------
@@ -778,11 +791,39 @@ def _with_rv(obj: Obj, offset: int) -> Obj:
 
 
 def _same_object(new: Obj, current: Obj) -> bool:
+    """Nothing to write: the values and the field ownership are those stored (managers' times aside).
+
+    An apply that changes no value but makes its manager a co-owner is a
+    write, as in kube-apiserver, whose stored bytes then differ.
+    """
+
     def strip(obj: Obj) -> Obj:
         meta = {k: v for k, v in (obj.get("metadata") or {}).items() if k not in ("resourceVersion", "managedFields")}
-        return {**obj, "metadata": meta}
+        managed = (obj.get("metadata") or {}).get("managedFields") or []
+        owners = [{k: v for k, v in m.items() if k != "time"} if isinstance(m, dict) else m for m in managed]
+        return {**obj, "metadata": meta, "owners": owners}
 
     return strip(new) == strip(current)
+
+
+def _shortened_grace(meta: Obj, given: Any) -> tuple[str, int] | None:
+    """A new (deletionTimestamp, deletionGracePeriodSeconds) when a DELETE shortens a pending grace period.
+
+    Kubernetes' BeforeDelete (apiserver/pkg/registry/rest/delete.go): an
+    object already being deleted gracefully may only have its grace period
+    shortened; the deletion time moves by the difference. None when the
+    request gives no grace period, or one that is not shorter.
+    """
+    current = meta.get("deletionGracePeriodSeconds")
+    if given is None or not isinstance(current, int) or current <= 0:
+        return None
+    period = int(given)
+    if period < 0:
+        period = 1  # a negative grace period counts as one second on the delete path
+    if period >= current:
+        return None
+    started = datetime.fromisoformat(str(meta["deletionTimestamp"]).replace("Z", "+00:00"))
+    return rfc3339(started - timedelta(seconds=current) + timedelta(seconds=period)), period
 
 
 def _go_strings(values: list[str]) -> str:
@@ -816,15 +857,26 @@ def _keep_spec_finalizers(new: Obj, current: Obj) -> None:
 
 
 def _gc_finalizers(options: dict[str, Any], current: list[str]) -> list[str]:
-    """An object's finalizers after a DELETE with ``options`` (kube's deletionFinalizersForGarbageCollection).
+    """The finalizers a DELETE leaves on an object: kube's deletionFinalizersForGarbageCollection.
 
-    orphan and foregroundDeletion are taken out, then put back at the end as
-    the options (or, without any, the object's own finalizers) decide: a
-    Foreground delete of an object carrying ``orphan`` replaces it.
+    orphan: ``orphanDependents`` if given, else the propagation policy (Orphan), else the finalizer already
+    there; foregroundDeletion: the policy (Foreground) unless ``orphanDependents`` is given, else the
+    finalizer already there. Both are taken off and put back as decided, so ``Background`` (what kubectl
+    sends by default) removes an orphan finalizer an earlier ``--cascade=orphan`` left.
     """
-    wanted = _propagation_finalizers(options, current)
+    orphan, foreground = ORPHAN_FINALIZER in current, FOREGROUND_FINALIZER in current
+    orphan_dependents = options.get("orphanDependents")
+    policy = options.get("propagationPolicy")
+    if orphan_dependents is not None:
+        orphan, foreground = bool(orphan_dependents), False
+    elif policy in ("Orphan", "Background", "Foreground"):
+        orphan, foreground = policy == "Orphan", policy == "Foreground"
+    elif orphan and foreground:  # the first of the two on the object decides
+        first = next(f for f in current if f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER))
+        orphan, foreground = first == ORPHAN_FINALIZER, first == FOREGROUND_FINALIZER
     kept = [f for f in current if f not in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER)]
-    return kept + [f for f in (ORPHAN_FINALIZER, FOREGROUND_FINALIZER) if wanted[f]]
+    wanted = kept + [ORPHAN_FINALIZER] * orphan + [FOREGROUND_FINALIZER] * foreground
+    return current if set(wanted) == set(current) else wanted
 
 
 def _propagation_finalizers(options: dict[str, Any], current: list[str]) -> dict[str, bool]:

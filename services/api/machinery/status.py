@@ -39,7 +39,7 @@ def make_status(code: int, reason: str, message: str, details: dict[str, Any] | 
         "reason": reason,
         "code": code,
     }
-    if details:
+    if details is not None:  # an empty one is kept: kube-apiserver's 404 of an unknown path and 405 carry "details": {}
         status["details"] = details
     return status
 

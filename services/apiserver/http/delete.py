@@ -86,24 +86,22 @@ async def delete_collection(scope: Scope) -> web.Response:
     route = scope.route
     options = await delete_options(scope)
     listed = await scope.backend.list(scope.stored_rt, route.namespace, match=selector_filter(scope))
-    deleted: list[dict[str, Any]] = []
+    # kube's DeleteCollection answers the items it listed, as listed, whatever each delete returned.
     for obj in listed.items:
         meta = obj.get("metadata") or {}
         request = scope.new_request(
             "delete", name=str(meta.get("name", "")), namespace=str(meta.get("namespace") or ""), options=options
         )
         try:
-            result = await scope.write(request)
+            await scope.write(request)
         except StatusError as err:
             if err.code == 404:  # deleted meanwhile: nothing left to do
                 continue
             raise
-        if result.object.get("kind") != "Status":
-            deleted.append(result.object)
     doc = {
         "kind": route.rt.list_kind,
         "apiVersion": scope_api_version(scope),
         "metadata": {"resourceVersion": listed.resource_version},
-        "items": scope.present_all(deleted),
+        "items": scope.present_all(listed.items),
     }
     return scope.respond(doc)

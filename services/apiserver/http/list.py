@@ -84,10 +84,17 @@ def check_list_resource_version_match(scope: Scope) -> str:
     return match
 
 
+def check_continue(scope: Scope) -> None:
+    """The storage's rule: a continue token carries its own resourceVersion, so a request may not name one."""
+    if scope.query.get("continue") and scope.query.get("resourceVersion"):
+        raise bad_request("specifying resource version is not allowed when using continue")
+
+
 async def list_(scope: Scope) -> web.Response:
     rt = scope.route.rt
     match = selector_filter(scope)
     check_list_resource_version_match(scope)
+    check_continue(scope)
     if scope.bool_param("sendInitialEvents"):
         raise invalid_options("ListOptions", ["sendInitialEvents: Forbidden: sendInitialEvents is forbidden for list"])
     limit = scope.int_param("limit")

@@ -33,7 +33,8 @@ from services.api.types.schemas import SCALAR_DEFINITIONS, Schemas, schemas
 from services.apiserver import openapi
 
 RELEASES = ("1.31", "1.37")  # patch_meta's kinds are 1.31's, and 1.37's resource.k8s.io v1, v1beta2, v1beta1
-_DEFAULTS_TO = re.compile(r'Defaults to "([^"]+)"')
+# ContainerPort says 'Defaults to "TCP"', ServicePort 'Default is TCP.'
+_DEFAULTS_TO = re.compile(r'Defaults to "([^"]+)"|Default is ([A-Za-z0-9]+)\.')
 
 
 def _kind_definitions(defs: Schemas) -> list[str]:
@@ -60,7 +61,7 @@ def described_key_defaults(defs: Schemas) -> dict[str, dict[str, str]]:
                     continue
                 found = _DEFAULTS_TO.search(element.properties[key].description)
                 if found:
-                    out.setdefault(item.ref, {})[key] = found.group(1)
+                    out.setdefault(item.ref, {})[key] = found.group(1) or found.group(2)
     return out
 
 
@@ -69,7 +70,10 @@ def test_map_list_key_defaults_are_the_ones_kubernetes_describes() -> None:
     for release in RELEASES:
         described.update(described_key_defaults(schemas(release)))
     assert {name: dict(keys) for name, keys in patch_meta.KEY_DEFAULTS.items()} == described
-    assert described == {"io.k8s.api.core.v1.ContainerPort": {"protocol": "TCP"}}  # the one case today
+    assert described == {  # the cases today
+        "io.k8s.api.core.v1.ContainerPort": {"protocol": "TCP"},
+        "io.k8s.api.core.v1.ServicePort": {"protocol": "TCP"},
+    }
 
 
 def _paths(node: Any, prefix: str = "") -> list[str]:

@@ -26,6 +26,7 @@ async def test_unknown_paths(client: Any) -> None:
         doc = await status_of(r)
         assert r.status == 404 and doc["reason"] == "NotFound"
         assert doc["message"] == "the server could not find the requested resource"
+        assert doc["details"] == {}  # as kube-apiserver 1.31 answers (oracle sb-not-found-object-and-kinds)
 
 
 async def test_not_found_object(client: Any) -> None:

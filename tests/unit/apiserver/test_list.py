@@ -81,6 +81,34 @@ async def test_pretty(client: Any, backend: Any) -> None:
     assert "\n" not in text
 
 
+async def test_list_options_that_do_not_go_together(client: Any, backend: Any) -> None:
+    """ValidateListOptions (apimachinery meta/internalversion/validation) and etcd3's continue rule, as
+    kube-apiserver 1.31 answers them (oracle lrv-continue-with-resource-version-refused)."""
+    for i in range(2):
+        seed(backend, "a", f"p{i}")
+    token = (await (await client.get("/api/v1/namespaces/a/pods?limit=1")).json())["metadata"]["continue"]
+    r = await client.get(f"/api/v1/namespaces/a/pods?limit=1&continue={token}&resourceVersion=5")
+    assert r.status == 400
+    assert (await r.json())["message"] == "specifying resource version is not allowed when using continue"
+    r = await client.get(f"/api/v1/namespaces/a/pods?limit=1&continue={token}&resourceVersionMatch=Exact")
+    doc = await r.json()
+    assert r.status == 422
+    assert [(c["reason"], c["message"]) for c in doc["details"]["causes"]] == [
+        ("FieldValueForbidden", "Forbidden: resourceVersionMatch is forbidden unless resourceVersion is provided"),
+        ("FieldValueForbidden", "Forbidden: resourceVersionMatch is forbidden when continue is provided"),
+    ]
+    r = await client.get("/api/v1/namespaces/a/pods?resourceVersion=0&resourceVersionMatch=Exact")
+    assert (await r.json())["details"]["causes"] == [{
+        "reason": "FieldValueForbidden", "field": "resourceVersionMatch",
+        "message": 'Forbidden: resourceVersionMatch "exact" is forbidden for resourceVersion "0"',
+    }]
+    r = await client.get("/api/v1/namespaces/a/pods?resourceVersion=0&resourceVersionMatch=Sometimes")
+    assert (await r.json())["details"]["causes"] == [{
+        "reason": "FieldValueNotSupported", "field": "resourceVersionMatch",
+        "message": 'Unsupported value: "Sometimes": supported values: "Exact", "NotOlderThan", ""',
+    }]
+
+
 async def test_resource_version_match_errors_as_kube_apiserver(client: Any, backend: Any) -> None:
     """ValidateListOptions (k8s.io/apimachinery/pkg/apis/meta/internalversion/validation): reasons per error type,
     "" among the supported values, Exact with resourceVersion 0 forbidden; found by the oracle suite

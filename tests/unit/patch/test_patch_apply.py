@@ -274,3 +274,23 @@ def test_parse_apply_errors(body: bytes, message: str | None) -> None:
         assert info.value.status["message"] == message
     else:
         assert info.value.status["message"].startswith("error decoding YAML: ")
+
+
+def test_service_ports_are_owned_entry_by_entry_with_protocol_defaulted() -> None:
+    """Service ports are a map list keyed by port and protocol (protocol defaults to TCP): two managers each
+    own their port; one dropping it removes only that entry. Oracle ssa2-map-list-entries-owned-apart."""
+
+    def svc(ports: list[dict[str, Any]] | None) -> dict[str, Any]:
+        spec: dict[str, Any] = {"clusterIP": "None"}
+        if ports is not None:
+            spec["ports"] = ports
+        return {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "default"}, "spec": spec}
+
+    obj = apply(None, svc([{"name": "http", "port": 80}]), "alice", T0, kind="Service")
+    obj = apply(obj, {**svc(None), "spec": {"ports": [{"name": "https", "port": 443}]}}, "bob", T1, kind="Service")
+    assert [p["port"] for p in obj["spec"]["ports"]] == [80, 443]
+    assert entry(obj, "bob")["fieldsV1"]["f:spec"]["f:ports"] == {
+        'k:{"port":443,"protocol":"TCP"}': {".": {}, "f:name": {}, "f:port": {}},
+    }
+    obj = apply(obj, svc(None), "alice", T2, kind="Service")
+    assert [p["port"] for p in obj["spec"]["ports"]] == [443]

@@ -322,3 +322,17 @@ def test_bodies_that_are_not_objects_are_400(body: bytes, message: str) -> None:
 def test_null_body_is_a_no_op() -> None:
     assert parse_strategic_merge_patch(b"null") is None
     assert strategic_merge_patch(POD, None, api_version="v1", kind="Pod") == POD
+
+
+def test_service_ports_merge_by_port_and_delete_by_directive() -> None:
+    """ServicePort's merge key is port (k8s.io/api core/v1); oracle smp-service-ports-merge-by-port."""
+    svc = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s"},
+           "spec": {"ports": [{"name": "http", "port": 80, "targetPort": 8080}, {"name": "https", "port": 443}]}}
+    merged = strategic_merge_patch(svc, {"spec": {"ports": [{"port": 80, "targetPort": 9090}, {"port": 8443}]}},
+                                   api_version="v1", kind="Service")
+    assert merged["spec"]["ports"] == [
+        {"name": "http", "port": 80, "targetPort": 9090}, {"port": 8443}, {"name": "https", "port": 443},
+    ]
+    deleted = strategic_merge_patch(svc, {"spec": {"ports": [{"port": 443, "$patch": "delete"}]}},
+                                    api_version="v1", kind="Service")
+    assert deleted["spec"]["ports"] == [{"name": "http", "port": 80, "targetPort": 8080}]

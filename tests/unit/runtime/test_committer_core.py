@@ -89,7 +89,7 @@ def test_create_stamps_metadata_and_writes_added() -> None:
     meta = o.object["metadata"]
     assert meta["uid"].startswith("uid-")
     assert meta["creationTimestamp"] == "2026-11-29T09:00:00Z"
-    assert meta["generation"] == 1
+    assert "generation" not in meta  # kube's claim strategy sets none; DeviceClasses and ResourceSlices have one
     assert meta["resourceVersion"] == str(o.writes[0].offset)
 
 
@@ -156,14 +156,36 @@ def test_update_with_stale_resource_version_conflicts() -> None:
 
 def test_update_bumps_generation_only_on_spec_change() -> None:
     core = make_core()
-    current = create_claim(core)
+    cls = {"apiVersion": "resource.k8s.io/v1alpha3", "kind": "DeviceClass", "metadata": {"name": "gpu"}, "spec": {}}
+    (o,) = commit(core, req("create", "resource.k8s.io", "deviceclasses", "", "gpu", object=cls))
+    assert o.object is not None and o.object["metadata"]["generation"] == 1
+    current = o.object
     labelled = dict(current, metadata=dict(current["metadata"], labels={"a": "b"}))
-    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=labelled))
+    (o,) = commit(core, req("update", "resource.k8s.io", "deviceclasses", "", "gpu", object=labelled))
     assert o.code == 200 and o.object is not None
     assert o.object["metadata"]["generation"] == 1
-    respec = dict(o.object, spec={"devices": {"requests": []}})
-    (o,) = commit(core, req("update", "resource.k8s.io", "resourceclaims", "default", "c", object=respec))
+    respec = dict(o.object, spec={"selectors": [{"cel": {"expression": "true"}}]})
+    (o,) = commit(core, req("update", "resource.k8s.io", "deviceclasses", "", "gpu", object=respec))
     assert o.object is not None and o.object["metadata"]["generation"] == 2
+
+
+@pytest.mark.parametrize(
+    ("group", "resource", "code"),
+    [("coordination.k8s.io", "leases", 201), ("", "services", 201), ("resource.k8s.io", "resourceclaims", 404)],
+)
+def test_update_of_a_missing_object_creates_it_only_where_kubernetes_allows(group: str, resource: str, code: int) -> None:
+    """The strategies' AllowCreateOnUpdate (Lease, Service, Event: true; DRA kinds: false); oracle sb-update-of-missing-*."""
+    core = make_core()
+    body = {"metadata": {"name": "x", "resourceVersion": "12"}}
+    if resource == "services":
+        body["spec"] = {"ports": [{"port": 80}]}
+    (o,) = commit(core, req("update", group, resource, "default", "x", object=body, version="v1"))
+    assert o.code == code, o.status
+    if code == 201:
+        assert [w.type for w in o.writes] == ["ADDED"]
+        assert o.object is not None and o.object["metadata"]["uid"]
+    else:
+        assert not o.writes and o.status is not None and o.status["reason"] == "NotFound"
 
 
 def test_noop_update_writes_nothing() -> None:
@@ -291,6 +313,66 @@ def test_pod_bound_and_running_is_deleted_gracefully_then_finished_with_grace_ze
     assert o.object["metadata"]["deletionGracePeriodSeconds"] == 30
     assert o.object["metadata"]["deletionTimestamp"] == "2026-11-29T09:00:30Z"
     (o,) = commit(core, req("delete", "", "pods", "default", "p", options={"gracePeriodSeconds": 0}))
+    assert [w.type for w in o.writes] == ["DELETED"]
+
+
+@pytest.mark.parametrize(
+    ("again", "grace", "deleted_at"),
+    [
+        (5, 5, "2026-11-29T09:00:05Z"),  # shortened: the deletion time moves by the difference
+        (-3, 1, "2026-11-29T09:00:01Z"),  # a negative grace period counts as one second
+        (30, 30, "2026-11-29T09:00:30Z"),  # not shorter: unchanged
+        (45, 30, "2026-11-29T09:00:30Z"),
+        (None, 30, "2026-11-29T09:00:30Z"),
+    ],
+)
+def test_a_second_delete_may_only_shorten_a_pods_grace_period(again: int | None, grace: int, deleted_at: str) -> None:
+    """Kubernetes' BeforeDelete (k8s.io/apiserver/pkg/registry/rest/delete.go); oracle del2-unscheduled-pod-goes-at-once."""
+    core = make_core()
+    commit(core, req("create", "", "pods", "default", "p", object=pod(nodeName="node-1")))
+    commit(core, req("delete", "", "pods", "default", "p"))
+    options = {} if again is None else {"gracePeriodSeconds": again}
+    (o,) = commit(core, req("delete", "", "pods", "default", "p", options=options))
+    assert o.code == 200 and o.object is not None
+    assert o.object["metadata"]["deletionGracePeriodSeconds"] == grace
+    assert o.object["metadata"]["deletionTimestamp"] == deleted_at
+    assert [w.type for w in o.writes] == (["MODIFIED"] if grace != 30 else [])
+
+
+@pytest.mark.parametrize(
+    ("finalizers", "options", "left"),
+    [
+        ([], {"propagationPolicy": "Orphan"}, ["orphan"]),
+        ([], {"propagationPolicy": "Foreground"}, ["foregroundDeletion"]),
+        (["a.example.com/x"], {"propagationPolicy": "Background"}, ["a.example.com/x"]),
+        (["orphan", "a.example.com/x"], {"propagationPolicy": "Background"}, ["a.example.com/x"]),
+        (["orphan", "a.example.com/x"], {}, ["orphan", "a.example.com/x"]),
+        (["foregroundDeletion", "a.example.com/x"], {"propagationPolicy": "Orphan"}, ["a.example.com/x", "orphan"]),
+        (["foregroundDeletion", "a.example.com/x"], {"orphanDependents": False}, ["a.example.com/x"]),
+        (["foregroundDeletion", "orphan", "a.example.com/x"], {}, ["a.example.com/x", "foregroundDeletion"]),
+    ],
+)
+def test_delete_sets_the_garbage_collector_finalizers_as_kubernetes(
+    finalizers: list[str], options: dict[str, Any], left: list[str]
+) -> None:
+    """kube's deletionFinalizersForGarbageCollection (apiserver registry/generic/registry/store.go)."""
+    core = make_core()
+    body = claim("c")
+    body["metadata"]["finalizers"] = finalizers
+    commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "c", object=body))
+    (o,) = commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options=options))
+    assert o.code == 200 and o.object is not None
+    assert o.object["metadata"].get("finalizers", []) == left
+
+
+def test_a_background_delete_removes_an_earlier_orphan_finalizer_and_deletes() -> None:
+    """Oracle del2-cascade-orphan: kubectl's default delete (Background) after --cascade=orphan deletes the object."""
+    core = make_core()
+    create_claim(core)
+    commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Orphan"}))
+    (o,) = commit(
+        core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Background"})
+    )
     assert [w.type for w in o.writes] == ["DELETED"]
 
 

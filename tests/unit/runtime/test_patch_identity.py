@@ -87,3 +87,17 @@ def test_a_patch_naming_the_same_object_still_applies(core: CommitterCore) -> No
     outcome = commit(core, request("patch", "pods", "default", "web", patch=patch, patch_type="merge"))
     assert outcome.code == 200
     assert outcome.object is not None and outcome.object["metadata"]["labels"] == {"app": "web", "tier": "front"}
+
+
+def test_an_apply_that_would_create_another_name_is_a_400_and_creates_nothing(core: CommitterCore) -> None:
+    """kube's patcher checks the applied object's name against the URL before it creates (rest/patch.go checkName)."""
+    applied = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "other"}}
+    outcome = commit(
+        core,
+        request("patch", "pods", "default", "new", patch=applied, patch_type="apply", options={"fieldManager": "a"}),
+    )
+    assert outcome.code == 400
+    assert outcome.status is not None
+    assert outcome.status["message"] == "the name of the object (other) does not match the name on the URL (new)"
+    assert not outcome.writes
+    assert core.index.get("core/pods/default/other") is None

@@ -125,6 +125,15 @@ CASES: list[tuple[str, Change, list[str]]] = [
         ],
     ),
     (
+        "empty list of node selector terms",  # Go decodes [] to an empty slice (kube-apiserver 1.31, oracle)
+        lambda o: (without("nodeName")(o), spec(nodeSelector={"nodeSelectorTerms": []})(o)),
+        [
+            "spec.nodeSelector.nodeSelectorTerms: Required value: must have at least one node selector term",
+            "spec.nodeSelector.nodeSelectorTerms: Invalid value: []core.NodeSelectorTerm{}: must have exactly one "
+            "selector term",
+        ],
+    ),
+    (
         "two selector terms",
         lambda o: (without("nodeName")(o), spec(nodeSelector={"nodeSelectorTerms": [{}, {}]})(o)),
         [

@@ -475,7 +475,9 @@ def validate_resource_slice_spec(
         terms = items(node_selector, "nodeSelectorTerms")
         if len(terms) != 1:
             # One term keeps merging selectors simple when devices come from several slices.
-            shown = terms if terms else Verbatim("[]core.NodeSelectorTerm(nil)")
+            # Go prints a JSON [] as an empty slice and a missing list as nil.
+            empty = "{}" if isinstance(node_selector.get("nodeSelectorTerms"), list) else "(nil)"
+            shown = terms if terms else Verbatim(f"[]core.NodeSelectorTerm{empty}")
             errs.append(invalid("spec.nodeSelector.nodeSelectorTerms", shown, "must have exactly one selector term"))
     if spec.get("allNodes") is True:
         selections += 1

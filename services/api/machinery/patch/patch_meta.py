@@ -82,6 +82,7 @@ _RELEASE = "1.31"
 # ``default`` of the key field, which the published schemas leave out).
 KEY_DEFAULTS: Mapping[str, Mapping[str, Any]] = {
     "io.k8s.api.core.v1.ContainerPort": {"protocol": "TCP"},
+    "io.k8s.api.core.v1.ServicePort": {"protocol": "TCP"},  # +default="TCP" in k8s.io/api core/v1 types.go
 }
 
 
@@ -152,6 +153,11 @@ _ROWS: tuple[_KindRow, ...] = (
         },
     ),
     _KindRow("v1", "Binding", {"metadata": _META_ZERO, "target": {}}),
+    _KindRow(
+        "v1", "Service", {"metadata": _META_ZERO, "spec": {}, "status": {"loadBalancer": {}}},
+        {"": ("status",), "status": ("spec",)},
+    ),
+    _KindRow("coordination.k8s.io/v1", "Lease", {"metadata": _META_ZERO, "spec": {}}),
     _KindRow("resource.k8s.io/v1alpha3", "DeviceClass", {"metadata": _META_ZERO, "spec": {}}),
     _KindRow(
         "resource.k8s.io/v1alpha3", "ResourceClaim",
