@@ -58,7 +58,11 @@ class EmbeddedBus:
         self._tasks.append(
             asyncio.create_task(
                 watch_other_processes(
-                    self._shared.db, self._shared.notifier, interval, prefix=Shared.PARTITION_KEYS
+                    self._shared.db,
+                    self._shared.notifier,
+                    interval,
+                    prefix=Shared.PARTITION_KEYS,
+                    stable_ends=log.stable_ends,
                 ),
                 name=f"bus-watch-{self.path.name}",
             )

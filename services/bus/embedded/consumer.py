@@ -59,7 +59,8 @@ class EmbeddedConsumer:
         while True:
             if self._closed:
                 raise BusError("the consumer is closed")
-            event = self._shared.notifier.event(self._shared.partition_key(self._pid))
+            notifier, key = self._shared.notifier, self._shared.partition_key(self._pid)
+            event = notifier.event(key)
             end, rows = await db.read_now(
                 read_committed, self._pid, start=self._position, limit=max_records
             )
@@ -71,6 +72,7 @@ class EmbeddedConsumer:
                 if rows:
                     topic, partition = self._topic, self._partition
                     return [Record(topic, partition, *row) for row in rows]
+            notifier.expect(key, event, self._position)
             if not await wait(event, deadline - loop.time()):
                 return []
 

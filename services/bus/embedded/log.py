@@ -57,6 +57,17 @@ class UnknownPartition(BusError):
         super().__init__(f"unknown topic or partition: {topic}[{partition}]")
 
 
+STABLE_ENDS_SQL = """
+SELECT p.id, coalesce((SELECT min(t.first_offset) FROM txn_partitions t WHERE t.pid = p.id), p.next_offset)
+FROM partitions p
+"""
+
+
+def stable_ends(conn: sqlite3.Connection) -> dict[int, int]:
+    """Every partition's last stable offset, by partition id (one statement)."""
+    return dict(conn.execute(STABLE_ENDS_SQL).fetchall())
+
+
 @dataclass(frozen=True, slots=True)
 class Stable:
     """A partition's read_committed bounds."""

@@ -118,7 +118,8 @@ class EmbeddedTransaction:
         producer._check_usable()
         assert producer._tid is not None and producer._epoch is not None
         try:
-            await self._shared.db.read_sync(txns.check_epoch, producer._tid, producer._epoch)
+            # One indexed SELECT: on the event loop's thread, not a hop to the reader's (the commit checks again).
+            await self._shared.db.read_now(txns.check_epoch, producer._tid, producer._epoch)
         except ProducerFenced as exc:
             producer._note(exc)
             raise
