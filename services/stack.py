@@ -81,6 +81,8 @@ class StackConfig:
     served: ServedVersions = DEFAULT_SERVED  # the apiserver's --runtime-config
     # False: no controller-manager in the process (a test runs its own, to stop and start it).
     controller_manager: bool = True
+    # False: no scheduler in the process (an unmodified kube-scheduler schedules instead: tests/upstream).
+    scheduler: bool = True
     # The drivers of node-1, node-2, ... in order (driver name, profile); a node past the list runs
     # dra-example-driver's eight GPUs (`draplane up --driver-profile`).
     node_profiles: tuple[tuple[str, DriverProfile], ...] = ()
@@ -159,8 +161,9 @@ class LocalStack:
         if cfg.controller_manager:
             self.controller_manager = ControllerManager(self.bus, gates=cfg.gates, informer=self.informer)
             self._spawn("controller-manager", self.controller_manager.run())
-        self.scheduler = SchedulerService(self.bus, config=SchedulerConfig(gates=cfg.gates), informer=self.informer)
-        self._spawn("scheduler", self.scheduler.run())
+        if cfg.scheduler:
+            self.scheduler = SchedulerService(self.bus, config=SchedulerConfig(gates=cfg.gates), informer=self.informer)
+            self._spawn("scheduler", self.scheduler.run())
         if cfg.gates.enabled("DRAControlPlaneController"):
             # One classic control-plane controller for the driver, not one per node.
             controller = DriverService(
