@@ -38,8 +38,10 @@ from typing import Any
 import aiohttp
 import yaml
 
-REPO = Path(__file__).resolve().parents[2]
-VERSIONS = ("1.31.14", "1.37.2")  # what ops/upstream builds; the cache's layout: .cache/upstream/v<version>/<name>
+from ops.upstreamkit.build import binary_path
+from ops.upstreamkit.versions import KUBE_VERSIONS
+
+VERSIONS = KUBE_VERSIONS  # what ops/upstream builds (1.31.14 first, then 1.37.2)
 CLIENT_QPS = 5000.0  # test/integration/scheduler_perf/util.go, mustSetupCluster
 CLIENT_BURST = 5000
 CONTENT_TYPE = "application/json"
@@ -52,18 +54,16 @@ def release_of(version: str) -> str:
     return f"{major}.{minor}"
 
 
-def binary(version: str, *, cache: Path | None = None) -> tuple[Path | None, str]:
-    """kube-scheduler ``version``'s path in the shared build cache, or None and why it is not there."""
-    path = (cache or REPO / ".cache" / "upstream") / f"v{version}" / "kube-scheduler"
-    if path.is_file():
-        return path, ""
-    return None, f"kube-scheduler {version} is not built ({path} is missing; `ops/upstream build` builds it)"
+def binary(version: str) -> tuple[Path | None, str]:
+    """kube-scheduler ``version``'s path in ``ops/upstream``'s cache, or None and why it is not there."""
+    path, reason = binary_path("kube-scheduler", version)
+    return path, reason or ""
 
 
-def default_version(*, cache: Path | None = None) -> str:
+def default_version() -> str:
     """The newest kube-scheduler that is built (1.37.2, else 1.31.14)."""
     for version in reversed(VERSIONS):
-        if binary(version, cache=cache)[0] is not None:
+        if binary(version)[0] is not None:
             return version
     return VERSIONS[0]
 

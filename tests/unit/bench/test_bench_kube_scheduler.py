@@ -69,15 +69,17 @@ def test_the_token_file_row_authenticates_as_kube_schedulers_user() -> None:
     assert user.groups == ("system:authenticated",)
 
 
-def test_the_binary_comes_from_the_shared_cache_or_a_reason(tmp_path: Path) -> None:
-    path, why = ks.binary("1.31.14", cache=tmp_path)
-    assert path is None and "kube-scheduler 1.31.14 is not built" in why and "ops/upstream build" in why
-    assert ks.default_version(cache=tmp_path) == "1.31.14"
+def test_the_binary_comes_from_ops_upstreams_cache_or_a_reason(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DRAPLANE_UPSTREAM_CACHE", str(tmp_path))
+    path, why = ks.binary("1.31.14")
+    assert path is None and f"{tmp_path}/v1.31.14/kube-scheduler is not built" in why and "ops/upstream build" in why
+    assert ks.default_version() == "1.31.14"  # the one ./ops/test builds, when none is there
     built = tmp_path / "v1.37.2" / "kube-scheduler"
     built.parent.mkdir()
     built.write_bytes(b"")
-    assert ks.binary("1.37.2", cache=tmp_path) == (built, "")
-    assert ks.default_version(cache=tmp_path) == "1.37.2"
+    built.chmod(0o755)
+    assert ks.binary("1.37.2") == (built, "")
+    assert ks.default_version() == "1.37.2"
 
 
 @pytest.mark.parametrize(

@@ -3,9 +3,10 @@
 Four nodes, ten measured templated pods: draplane's scheduler and then
 kube-scheduler (through a ``draplane apiserver`` at ``--emulated-version 1.31``)
 bind every one of them, and the run prints the ratio line. Figures are
-checked for what they count, never for speed. Without the built binary
-(``ops/upstream build``) the test skips with the reason, or fails when
-``DRAPLANE_REQUIRE_UPSTREAM=1`` says it must be there.
+checked for what they count, never for speed. The binary comes from
+``ops/upstream``'s cache: the test waits for ``./ops/test``'s background build,
+then skips with the reason without it, or fails when
+``DRAPLANE_REQUIRE_UPSTREAM=1`` says it must be there (tests/support/upstream.py).
 """
 
 from __future__ import annotations
@@ -19,19 +20,16 @@ import orjson
 import pytest
 
 from ops.bench import kube_scheduler
+from tests.support.upstream import UPSTREAM_TIMEOUT, require_upstream
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.timeout(UPSTREAM_TIMEOUT)]
 
 REPO = Path(__file__).resolve().parents[2]
 VERSION = "1.31.14"  # the set ./ops/test builds
 
 
 def test_kube_scheduler_and_draplane_bind_the_same_tiny_workload(tmp_path: Path) -> None:
-    path, why = kube_scheduler.binary(VERSION)
-    if path is None:
-        if os.environ.get("DRAPLANE_REQUIRE_UPSTREAM") == "1":
-            pytest.fail(why)
-        pytest.skip(why)
+    require_upstream([("kube-scheduler", VERSION)])
     out = tmp_path / "figures.json"
     argv = ["--scheduler", "both", "--kube-version", VERSION, "--workload", "claim-template"]
     argv += ["--nodes", "4", "--pods", "10", "--timeout", "120", "--json", str(out)]
