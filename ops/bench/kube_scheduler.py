@@ -19,8 +19,9 @@ scheduler and nothing more:
   ``sched-handler-sync`` check says the informers are synced, as
   ``draplane scheduler`` prints ``scheduler ready``).
 
-The user it writes as is ``system:kube-scheduler`` (a bearer token), which
-draplane's authorization table treats as kube's bootstrap policy does.
+The user it writes as is ``system:kube-scheduler`` (a bearer token over
+HTTPS, the apiserver's self-signed certificate), which draplane's
+authorization table treats as kube's bootstrap policy does.
 The pure parts (the config document, the flags, the comparison line) have
 unit tests in ``tests/unit/bench/test_bench_kube_scheduler.py``.
 """
@@ -98,13 +99,19 @@ def token_file_line(token: str) -> str:
     return f"{token},{USER},{USER}\n"
 
 
-def write_config(workdir: Path, *, server: str, token: str) -> Path:
-    """The kubeconfig and the KubeSchedulerConfiguration in ``workdir``; returns the configuration's path."""
+def write_config(workdir: Path, *, server: str, token: str, ca_file: Path) -> Path:
+    """The kubeconfig and the KubeSchedulerConfiguration in ``workdir``; returns the configuration's path.
+
+    The server is HTTPS: client-go reads a kubeconfig's credentials only for a
+    TLS server (``clientcmd``'s ``ClientConfig``), so over plain HTTP
+    kube-scheduler would be anonymous.
+    """
     kubeconfig = workdir / "kube-scheduler.kubeconfig"
+    cluster = {"server": server, "certificate-authority": str(ca_file)}
     doc = {
         "apiVersion": "v1",
         "kind": "Config",
-        "clusters": [{"name": "draplane", "cluster": {"server": server}}],
+        "clusters": [{"name": "draplane", "cluster": cluster}],
         "users": [{"name": "kube-scheduler", "user": {"token": token}}],
         "contexts": [{"name": "bench", "context": {"cluster": "draplane", "user": "kube-scheduler"}}],
         "current-context": "bench",

@@ -87,6 +87,7 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
 
 from ops.bench import dra_workloads as dra137  # noqa: E402
 from ops.bench import extended_resource, kube_scheduler  # noqa: E402
+from services.apiserver.certs import self_signed  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import parse_bus_url, with_query  # noqa: E402
@@ -542,13 +543,13 @@ class Bench:
     async def start_processes(self) -> None:
         me = [sys.executable, str(SELF)]
         if self.through_apiserver:
-            server, token = await self.start_apiserver()
+            server, token, ca_file = await self.start_apiserver()
         else:
             self.procs["committer"] = await Process.start(
                 "committer", [*me, "--role", "committer", "--bus", self.url], "committer ready"
             )
         if self.scheduler == "kube":
-            await self.start_kube_scheduler(server, token)
+            await self.start_kube_scheduler(server, token, ca_file)
         else:
             await self.start_draplane_scheduler()
         if self.args.claim_controller:
@@ -558,26 +559,28 @@ class Bench:
                 "controller-manager ready",
             )
 
-    async def start_apiserver(self) -> tuple[str, str]:
-        """`draplane apiserver` on a free port, the committer of this log; its URL and kube-scheduler's token."""
+    async def start_apiserver(self) -> tuple[str, str, Path]:
+        """`draplane apiserver` (HTTPS) on a free port, the log's committer: its URL, kube-scheduler's token, CA."""
         data = Path(tempfile.mkdtemp(prefix="apiserver-", dir=self.workdir))
         token = uuid.uuid4().hex
         tokens = data / "tokens.csv"
         tokens.write_text(kube_scheduler.token_file_line(token))
+        cert, key = self_signed(data / "pki")
         argv = [sys.executable, "-m", "services.cli", "apiserver", "--bus", self.url, "--data", str(data)]
         argv += ["--listen", "127.0.0.1:0", "--token-auth-file", str(tokens)]
+        argv += ["--tls-cert-file", str(cert), "--tls-private-key-file", str(key)]
         argv += ["--log-level", "WARNING", "--plain-logs", "--emulated-version", self.args.emulated_version]
         proc = await Process.start("apiserver", argv, "apiserver ready on")
         self.procs["apiserver"] = proc
-        return f"http://127.0.0.1:{proc.ready_line.rsplit(' ', 1)[-1]}", token
+        return f"https://127.0.0.1:{proc.ready_line.rsplit(' ', 1)[-1]}", token, cert
 
-    async def start_kube_scheduler(self, server: str, token: str) -> None:
+    async def start_kube_scheduler(self, server: str, token: str, ca_file: Path) -> None:
         version = self.args.kube_version
         path, why = kube_scheduler.binary(version)
         if path is None:
             raise RuntimeError(why)
         workdir = Path(tempfile.mkdtemp(prefix="kube-scheduler-", dir=self.workdir))
-        config = kube_scheduler.write_config(workdir, server=server, token=token)
+        config = kube_scheduler.write_config(workdir, server=server, token=token, ca_file=ca_file)
         port = free_port()
         log = workdir / "kube-scheduler.log"
         argv = [str(path), *kube_scheduler.scheduler_args(version, config=config, port=port)]

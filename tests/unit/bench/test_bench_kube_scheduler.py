@@ -44,7 +44,7 @@ def test_flags_are_the_config_the_port_and_draS_gate_where_it_is_one(
 
 
 def test_the_config_has_scheduler_perfs_client_qps_json_and_no_leader_election(tmp_path: Path) -> None:
-    config_path = ks.write_config(tmp_path, server="http://127.0.0.1:1234", token="t0k")
+    config_path = ks.write_config(tmp_path, server="https://127.0.0.1:1234", token="t0k", ca_file=tmp_path / "ca.crt")
     config = yaml.safe_load(config_path.read_text())
     assert config == {
         "apiVersion": "kubescheduler.config.k8s.io/v1",
@@ -58,7 +58,10 @@ def test_the_config_has_scheduler_perfs_client_qps_json_and_no_leader_election(t
         "leaderElection": {"leaderElect": False},
     }
     kubeconfig = yaml.safe_load(Path(config["clientConnection"]["kubeconfig"]).read_text())
-    assert kubeconfig["clusters"][0]["cluster"] == {"server": "http://127.0.0.1:1234"}
+    assert kubeconfig["clusters"][0]["cluster"] == {
+        "server": "https://127.0.0.1:1234",
+        "certificate-authority": str(tmp_path / "ca.crt"),
+    }
     assert kubeconfig["users"][0]["user"] == {"token": "t0k"}
     assert kubeconfig["contexts"][0]["context"] == {"cluster": "draplane", "user": "kube-scheduler"}
 
