@@ -7,9 +7,9 @@ scheduler and nothing more:
 - a KubeSchedulerConfiguration file whose ``clientConnection`` has QPS 5000
   and burst 5000, as ``mustSetupCluster`` in
   ``test/integration/scheduler_perf/util.go`` sets them (1.31.14 and 1.37.2
-  alike), and ``contentType: application/json`` (draplane speaks JSON on the
-  wire; kube's default is protobuf). Everything else is kube's default
-  profile, as scheduler_perf's default component config.
+  alike), and ``contentType: application/json`` (``--kube-wire protobuf``:
+  kube's default, ``application/vnd.kubernetes.protobuf``). Everything else
+  is kube's default profile, as scheduler_perf's default component config.
 - ``leaderElection.leaderElect: false``: one scheduler per run, so no Lease
   traffic in the measurement (kube's default is on; scheduler_perf starts its
   scheduler without leader election too).
@@ -45,7 +45,7 @@ from ops.upstreamkit.versions import KUBE_VERSIONS
 VERSIONS = KUBE_VERSIONS  # what ops/upstream builds (1.31.14 first, then 1.37.2)
 CLIENT_QPS = 5000.0  # test/integration/scheduler_perf/util.go, mustSetupCluster
 CLIENT_BURST = 5000
-CONTENT_TYPE = "application/json"
+CONTENT_TYPES = {"json": "application/json", "protobuf": "application/vnd.kubernetes.protobuf"}  # kube's default
 USER = "system:kube-scheduler"
 
 
@@ -70,7 +70,7 @@ def default_version() -> str:
 
 
 def scheduler_config(
-    kubeconfig: Path, *, qps: float = CLIENT_QPS, burst: int = CLIENT_BURST, content_type: str = CONTENT_TYPE
+    kubeconfig: Path, *, qps: float = CLIENT_QPS, burst: int = CLIENT_BURST, wire: str = "json"
 ) -> dict[str, Any]:
     """The KubeSchedulerConfiguration (v1, read by 1.31 and 1.37) the benchmark gives kube-scheduler."""
     return {
@@ -80,7 +80,7 @@ def scheduler_config(
             "kubeconfig": str(kubeconfig),
             "qps": qps,
             "burst": burst,
-            "contentType": content_type,
+            "contentType": CONTENT_TYPES[wire],
         },
         "leaderElection": {"leaderElect": False},
     }
@@ -99,7 +99,7 @@ def token_file_line(token: str) -> str:
     return f"{token},{USER},{USER}\n"
 
 
-def write_config(workdir: Path, *, server: str, token: str, ca_file: Path) -> Path:
+def write_config(workdir: Path, *, server: str, token: str, ca_file: Path, wire: str = "json") -> Path:
     """The kubeconfig and the KubeSchedulerConfiguration in ``workdir``; returns the configuration's path.
 
     The server is HTTPS: client-go reads a kubeconfig's credentials only for a
@@ -118,7 +118,7 @@ def write_config(workdir: Path, *, server: str, token: str, ca_file: Path) -> Pa
     }
     kubeconfig.write_text(yaml.safe_dump(doc, sort_keys=False))
     config = workdir / "kube-scheduler.yaml"
-    config.write_text(yaml.safe_dump(scheduler_config(kubeconfig), sort_keys=False))
+    config.write_text(yaml.safe_dump(scheduler_config(kubeconfig, wire=wire), sort_keys=False))
     return config
 
 
@@ -170,6 +170,7 @@ def comparison(title: str, *, kube: Figures, draplane: Figures, kube_label: str)
     )
 
 
-def label(version: str) -> str:
+def label(version: str, *, wire: str = "json") -> str:
     """How the reports name this kube-scheduler and its client settings."""
-    return f"kube-scheduler {version} (JSON, client qps {CLIENT_QPS:g}/burst {CLIENT_BURST}, no leader election)"
+    shown = "JSON" if wire == "json" else "protobuf"
+    return f"kube-scheduler {version} ({shown}, client qps {CLIENT_QPS:g}/burst {CLIENT_BURST}, no leader election)"

@@ -3,6 +3,7 @@
     .venv/bin/python ops/bench/scheduler.py [--bus URL | --kafka HOST:PORT] [--workload NAME ...]
         [--nodes 500] [--pods 2500] [--duration 10] [--json FILE] [--profile DIR] [--claim-controller]
         [--claim-cleanup apart|inline] [--scheduler draplane|kube|both] [--kube-version 1.31.14|1.37.2]
+        [--kube-wire json|protobuf]
 
 Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured parameters):
 
@@ -692,7 +693,9 @@ class Bench:
         if path is None:
             raise RuntimeError(why)
         workdir = Path(tempfile.mkdtemp(prefix="kube-scheduler-", dir=self.workdir))
-        config = kube_scheduler.write_config(workdir, server=server, token=token, ca_file=ca_file)
+        config = kube_scheduler.write_config(
+            workdir, server=server, token=token, ca_file=ca_file, wire=self.args.kube_wire
+        )
         port = free_port()
         log = workdir / "kube-scheduler.log"
         argv = [str(path), *kube_scheduler.scheduler_args(version, config=config, port=port)]
@@ -807,7 +810,7 @@ class Bench:
 
     def scheduler_label(self) -> str:
         if self.scheduler == "kube":
-            return kube_scheduler.label(self.args.kube_version)
+            return kube_scheduler.label(self.args.kube_version, wire=self.args.kube_wire)
         stack = ", committer in a draplane apiserver" if self.through_apiserver else ""
         return f"draplane (emulated {self.args.emulated_version}{stack})"
 
@@ -1031,6 +1034,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--kube-version",
         choices=kube_scheduler.VERSIONS,
         help="kube-scheduler's version (default: the newest built one, else 1.31.14)",
+    )
+    p.add_argument(
+        "--kube-wire",
+        choices=sorted(kube_scheduler.CONTENT_TYPES),
+        default="json",
+        help="kube-scheduler's content type: json (default, as the recorded figures) or protobuf (kube's default)",
     )
     p.add_argument("--pods", type=int, help="measured pods of claim-template (default: half the devices)")
     p.add_argument("--duration", type=float, default=10.0, help="seconds of steady state (default 10)")

@@ -66,6 +66,12 @@ def test_the_config_has_scheduler_perfs_client_qps_json_and_no_leader_election(t
     assert kubeconfig["contexts"][0]["context"] == {"cluster": "draplane", "user": "kube-scheduler"}
 
 
+def test_protobuf_is_kubes_own_content_type(tmp_path: Path) -> None:
+    config = ks.scheduler_config(tmp_path / "k", wire="protobuf")
+    assert config["clientConnection"]["contentType"] == "application/vnd.kubernetes.protobuf"
+    assert ks.label("1.37.2", wire="protobuf").startswith("kube-scheduler 1.37.2 (protobuf, client qps 5000/")
+
+
 def test_the_token_file_row_authenticates_as_kube_schedulers_user() -> None:
     user = TokenAuthenticator.from_text(ks.token_file_line("s3cret")).authenticate("s3cret")
     assert user is not None and user.name == "system:kube-scheduler"
