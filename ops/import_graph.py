@@ -42,6 +42,7 @@ UNITS: tuple[str, ...] = (
     "services.bus",
     "services.api.admission",
     "services.api.machinery",
+    "services.api.protobuf",
     "services.api.types",
     "services.kube",
     "topics",
@@ -57,7 +58,7 @@ TIERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ),
     ("shared runtime", ("services.runtime", "services.kubeletplugin")),
     ("log", ("services.bus", "topics")),
-    ("api", ("services.api.admission", "services.api.machinery", "services.api.types")),
+    ("api", ("services.api.admission", "services.api.machinery", "services.api.protobuf", "services.api.types")),
     ("Kubernetes semantics", ("services.kube",)),
 )
 

@@ -11,6 +11,10 @@ Validation is `services.api.admission.validation.validate_create(rt, obj)`.
 Run: ``.venv/bin/python ops/bench/api_objects.py [--rounds N] [--best]``. Prints the
 median µs per object of several rounds, and the cost of the slow path (a body
 with an unknown field, under fieldValidation=Warn) relative to the fast path.
+
+A second table compares the two wire formats a response or watch event may
+take: JSON (orjson) and Kubernetes' protobuf (`services.api.protobuf`, with
+its envelope), encode and decode µs per object and their sizes.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 import orjson
 
+from services.api import protobuf
 from services.api.admission.defaults import apply_defaults
 from services.api.admission.validation import validate_create
 from services.api.machinery.codec import decode_object, encode_object
@@ -100,6 +105,28 @@ def main() -> None:
         print(
             f"{name:<18} {len(body):>6} {t_decode:>8.1f} {t_default:>8.1f} {validate_text} {t_encode:>8.1f}"
             f" {total:>8.1f} {t_slow:>8.1f} ({t_slow / t_decode:.1f}x)"
+        )
+    _wire_formats([(name, obj) for name, _, obj in cases], rounds=args.rounds, best=args.best)
+
+
+def _wire_formats(cases: list[tuple[str, dict[str, Any]]], *, rounds: int, best: bool) -> None:
+    """JSON (orjson) against Kubernetes' protobuf, both directions, µs per object."""
+    print()
+    header = (
+        f"{'object':<18} {'json B':>7} {'pb B':>7} {'json enc':>9} {'pb enc':>8} {'json dec':>9} {'pb dec':>8}"
+        f" {'pb/json enc':>12} {'pb/json dec':>12}"
+    )
+    print(header + "   (µs per object; pb = services.api.protobuf with its envelope)")
+    print("-" * len(header))
+    for name, obj in cases:
+        body, pb = orjson.dumps(obj), protobuf.encode(obj)
+        j_enc = _measure(partial(orjson.dumps, obj), rounds=rounds, best=best)
+        p_enc = _measure(partial(protobuf.encode, obj), rounds=rounds, best=best)
+        j_dec = _measure(partial(orjson.loads, body), rounds=rounds, best=best)
+        p_dec = _measure(partial(protobuf.decode, pb), rounds=rounds, best=best)
+        print(
+            f"{name:<18} {len(body):>7} {len(pb):>7} {j_enc:>9.1f} {p_enc:>8.1f} {j_dec:>9.1f} {p_dec:>8.1f}"
+            f" {p_enc / j_enc:>11.0f}x {p_dec / j_dec:>11.0f}x"
         )
 
 

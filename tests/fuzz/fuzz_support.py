@@ -31,6 +31,7 @@ import yarl
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 
+from services.api import protobuf
 from services.api.machinery.patch.errors import GENERIC_422_MESSAGE
 from services.api.types import registry
 from services.api.types.registry import ResourceType
@@ -174,9 +175,14 @@ PLAIN_TEXT_PATHS = frozenset({"/healthz", "/livez", "/readyz"})  # "ok", as in K
 
 
 def parse_body(raw: bytes, media: str) -> Any:
-    """A response body as data (JSON, or YAML when the client asked for it), None when it is neither."""
+    """A response body as data (JSON, YAML or protobuf, as the client asked), None when it is none of them."""
     if not raw:
         return None
+    if "protobuf" in media:
+        try:
+            return protobuf.decode(raw)
+        except protobuf.ProtobufError:
+            return None
     try:
         return yaml.safe_load(raw) if "yaml" in media else orjson.loads(raw)
     except (orjson.JSONDecodeError, yaml.YAMLError):

@@ -17,11 +17,13 @@ import asyncio
 import base64
 import contextlib
 
+import orjson
 import pytest
 import yarl
 from hypothesis import given
 from hypothesis import strategies as st
 
+from services.api import protobuf
 from tests.fuzz.fuzz_support import (
     CASES,
     CODES,
@@ -165,8 +167,12 @@ async def test_watch_query_parameters_get_a_status_never_a_5xx(api: FuzzApi, dat
             return
         # Accepted: the first event (initial events come at once), or nothing for a moment.
         line = b""
+        framed = "protobuf" in resp.content_type  # length-prefixed protobuf frames, not JSON lines
         with contextlib.suppress(TimeoutError):
-            line = await asyncio.wait_for(resp.content.readline(), 0.2)
+            line = await asyncio.wait_for(resp.content.read(4096) if framed else resp.content.readline(), 0.2)
+    if framed and line:
+        frames, _ = protobuf.decode_watch_frames(line)
+        line = orjson.dumps({"type": frames[0][0], "object": frames[0][1]}) if frames else b""
     if line.strip():
         event = parse_body(line, "json")
         assert isinstance(event, dict) and event.get("type") in ("ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR")

@@ -151,9 +151,10 @@ def too_large_for_the_log() -> StatusError:
     return StatusError(make_status(413, "RequestEntityTooLarge", message))
 
 
-def unsupported_media_type(content_type: str) -> StatusError:
-    accepted = ", ".join(ACCEPTED_MEDIA_TYPES)
-    message = f"the body of the request was in an unknown format - accepted media types include: {accepted}"
+def unsupported_media_type(content_type: str, *, accepted: Sequence[str] | None = None) -> StatusError:
+    """415 listing ``accepted`` (a patch's types unless told: the body types are the caller's)."""
+    types = ", ".join(ACCEPTED_MEDIA_TYPES if accepted is None else accepted)
+    message = f"the body of the request was in an unknown format - accepted media types include: {types}"
     return StatusError(make_status(415, "UnsupportedMediaType", message))
 
 

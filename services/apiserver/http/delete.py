@@ -1,6 +1,6 @@
 """DELETE of one object, and deletecollection.
 
-``DeleteOptions`` come from the body when there is one (JSON or YAML), from
+``DeleteOptions`` come from the body when there is one (JSON, YAML or protobuf), from
 the query otherwise, as in Kubernetes: ``gracePeriodSeconds``,
 ``propagationPolicy`` (Orphan, Background, Foreground), ``preconditions``
 (``uid``, ``resourceVersion``; body only), ``dryRun`` and the deprecated
@@ -28,7 +28,7 @@ async def delete_options(scope: Scope) -> dict[str, Any]:
     kind = "DeleteOptions"
     raw = await scope.body()
     if raw.strip():
-        body = decode_body(raw, scope.request.headers.get("Content-Type"))
+        body = decode_body(raw, scope.request.headers.get("Content-Type"), kind=kind)
         if not isinstance(body, dict):
             raise bad_request("the body of the request must be a DeleteOptions object")
         body_kind = body.get("kind")

@@ -3,7 +3,9 @@
 Clients branch on ``code`` and ``reason`` (client-go's ``errors.IsNotFound``,
 ``IsConflict``, ``IsGone``...) and people read ``message``, so every failure the
 HTTP layer produces, or passes on from the backend, is a Status body with the
-HTTP status equal to its ``code``. The constructors here add the ones
+HTTP status equal to its ``code``, in the format the ``Accept`` header
+negotiates for errors (`negotiation.error_format`: protobuf for a client that
+speaks it, as kube-apiserver's ``ErrorNegotiated``). The constructors here add the ones
 `services.api.machinery.status` does not need outside the REST edge.
 """
 
@@ -17,14 +19,13 @@ from typing import Any
 from aiohttp import web
 
 from services.api.machinery.status import StatusError, internal_error, make_status, timeout
-from services.apiserver.http.negotiation import Format, encode
+from services.apiserver.http.negotiation import JSON, PROTOBUF, YAML, Format, encode, error_format
 
 log = logging.getLogger(__name__)
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
-# Where the dispatcher records the negotiated format, so errors are written in it.
-FORMAT_KEY: Any = web.RequestKey("fmt", str) if hasattr(web, "RequestKey") else "fmt"
+_CONTENT_TYPES: dict[str, str] = {"json": JSON, "yaml": YAML, "protobuf": PROTOBUF}
 
 
 def status_response(
@@ -34,7 +35,7 @@ def status_response(
     return web.Response(
         body=encode(status, fmt),
         status=code,
-        content_type="application/yaml" if fmt == "yaml" else "application/json",
+        content_type=_CONTENT_TYPES[fmt],
         headers=headers,
     )
 
@@ -101,13 +102,15 @@ async def error_middleware(request: web.Request, handler: Handler) -> web.Stream
     try:
         return await handler(request)
     except StatusError as err:
-        return error_response(err, fmt=request.get(FORMAT_KEY, "json"))
+        return error_response(err, fmt=error_format(request.headers.get("Accept")))
     except web.HTTPException:
         raise
     except TimeoutError:
-        return error_response(write_timeout())
+        return error_response(write_timeout(), fmt=error_format(request.headers.get("Accept")))
     except asyncio.CancelledError:
         raise
     except Exception as exc:  # a bug: answer 500 and keep serving
         log.exception("internal error serving %s %s", request.method, request.path)
-        return error_response(internal_error(str(exc) or type(exc).__name__))
+        return error_response(
+            internal_error(str(exc) or type(exc).__name__), fmt=error_format(request.headers.get("Accept"))
+        )

@@ -166,7 +166,8 @@ class Scope:
                     "code": 400,
                 }
             )
-        return raw, decode_body(raw, self.request.headers.get("Content-Type"))
+        kind = "Binding" if self.route.subresource == "binding" else self.route.rt.kind
+        return raw, decode_body(raw, self.request.headers.get("Content-Type"), kind=kind)
 
     # ---------------------------------------------------------------- writes
 

@@ -19,6 +19,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
+import orjson
 from aiohttp import web
 from prometheus_client.exposition import CONTENT_TYPE_LATEST as METRICS_CONTENT_TYPE
 
@@ -30,8 +31,16 @@ from services.apiserver.discovery import DiscoveryDocuments, Document
 from services.apiserver.http import connect, create, delete, get, patch, review, update, watch
 from services.apiserver.http import list as list_handler
 from services.apiserver.http.auth import Authenticator, TokenAuthenticator, WatchLimiter, authenticate, bearer_token
-from services.apiserver.http.errors import FORMAT_KEY, error_middleware, method_not_allowed, not_found_path
-from services.apiserver.http.negotiation import DISCOVERY_V2, negotiate, not_acceptable
+from services.apiserver.http.errors import error_middleware, method_not_allowed, not_found_path
+from services.apiserver.http.negotiation import (
+    DISCOVERY_V2,
+    DISCOVERY_V2_PROTOBUF,
+    Output,
+    encode,
+    negotiate,
+    not_acceptable,
+    protobuf_supports,
+)
 from services.apiserver.http.routing import GroupVersion, ResourceRoute, parse
 from services.apiserver.http.scope import Scope, Settings
 from services.apiserver.openapi import OpenAPIDocuments
@@ -50,6 +59,7 @@ AGGREGATED = web.AppKey("aggregated", bool)
 METRICS: web.AppKey[Callable[[], bytes] | None] = web.AppKey("metrics")  # renders /metrics
 READY: web.AppKey[Callable[[], bool] | None] = web.AppKey("ready")  # /readyz: the view has caught up
 LIVE: web.AppKey[Callable[[], Sequence[HealthCheck]] | None] = web.AppKey("live")  # tasks that must not end
+PROTOBUF_DOCUMENTS: web.AppKey[dict[Document, bytes]] = web.AppKey("protobuf_documents")  # encoded when first asked
 
 _UNAUTHENTICATED_PATHS = frozenset({"/healthz", "/livez", "/readyz"})
 _READ_METHODS = frozenset({"GET", "HEAD"})
@@ -103,18 +113,35 @@ def build_app(
     app[METRICS] = metrics
     app[READY] = ready
     app[LIVE] = live
+    app[PROTOBUF_DOCUMENTS] = {}
     # [\s\S], not ".": a path may hold an encoded newline, and it must reach `dispatch` too.
     app.router.add_route("*", r"/{tail:[\s\S]*}", dispatch)
     return app
 
 
-def _document(request: web.Request, doc: Document, content_type: str = "application/json") -> web.Response:
-    """A prebuilt document, honouring ``If-None-Match``."""
+def _document(
+    request: web.Request, doc: Document, content_type: str = "application/json", *, protobuf: bool = False
+) -> web.Response:
+    """A prebuilt document, honouring ``If-None-Match``; in protobuf when negotiated (encoded once, same ETag)."""
     headers = {"ETag": doc.etag, "Vary": "Accept", "Cache-Control": "no-cache, private"}
     if request.headers.get("If-None-Match") == doc.etag:
         return web.Response(status=304, headers=headers)
     headers["Content-Type"] = content_type
-    return web.Response(body=doc.body, headers=headers)
+    body = doc.body
+    if protobuf:
+        cache = request.app[PROTOBUF_DOCUMENTS]
+        body = cache.get(doc) or cache.setdefault(doc, encode(_unversioned(orjson.loads(doc.body)), "protobuf"))
+    return web.Response(body=body, headers=headers)
+
+
+def _unversioned(doc: dict[str, Any]) -> dict[str, Any]:
+    """A discovery document with the ``apiVersion`` its protobuf envelope carries.
+
+    APIVersions, APIGroupList, APIGroup and APIResourceList are unversioned meta
+    types: their JSON may omit ``apiVersion``; kube-apiserver's protobuf envelope
+    names them ``v1``.
+    """
+    return doc if doc.get("apiVersion") else {**doc, "apiVersion": "v1"}
 
 
 def _health(request: web.Request) -> web.Response:
@@ -164,10 +191,18 @@ async def _non_resource(request: web.Request, path: str) -> web.StreamResponse:
         return web.Response(body=render(), headers={"Content-Type": METRICS_CONTENT_TYPE})
     if stripped in ("/api", "/apis"):
         core = stripped == "/api"
-        output = negotiate(request.headers.get("Accept"), discovery=app[AGGREGATED])
+        output = negotiate(
+            request.headers.get("Accept"),
+            discovery=app[AGGREGATED],
+            protobuf=functools.partial(_discovery_protobuf, "APIVersions" if core else "APIGroupList"),
+        )
+        proto = output.format == "protobuf"
         if output.shape == "discovery":
-            return _document(request, docs.aggregated_api if core else docs.aggregated_apis, DISCOVERY_V2)
-        return _document(request, docs.api if core else docs.apis)
+            content_type = DISCOVERY_V2_PROTOBUF if proto else DISCOVERY_V2
+            return _document(
+                request, docs.aggregated_api if core else docs.aggregated_apis, content_type, protobuf=proto
+            )
+        return _document(request, docs.api if core else docs.apis, output.content_type, protobuf=proto)
     if stripped.startswith("/openapi/"):
         return _openapi(request, stripped)
     raise not_found_path()
@@ -189,12 +224,19 @@ def _openapi(request: web.Request, path: str) -> web.Response:
     return _document(request, doc)
 
 
+def _discovery_protobuf(kind: str) -> bool:
+    """Whether legacy discovery documents of ``kind`` (meta/v1, unversioned) can be written in protobuf."""
+    return protobuf_supports("v1", kind)
+
+
 def _discovery(request: web.Request, target: GroupVersion) -> web.Response:
     docs = request.app[DISCOVERY]
-    negotiate(request.headers.get("Accept"))
+    kind = "APIGroup" if target.version is None else "APIResourceList"
+    output = negotiate(request.headers.get("Accept"), protobuf=functools.partial(_discovery_protobuf, kind))
+    proto = output.format == "protobuf"
     if target.version is None:
-        return _document(request, docs.groups[target.group])
-    return _document(request, docs.resource_lists[(target.group, target.version)])
+        return _document(request, docs.groups[target.group], output.content_type, protobuf=proto)
+    return _document(request, docs.resource_lists[(target.group, target.version)], output.content_type, protobuf=proto)
 
 
 Handler = Callable[[Scope], Awaitable[web.StreamResponse]]
@@ -250,14 +292,25 @@ def _review_handler(request: web.Request) -> Handler:
     return functools.partial(review.review, authorizer=Authorizer(anonymous_writes=anonymous), uid=uid)
 
 
+def _resource_protobuf(route: ResourceRoute) -> bool:
+    """Whether the route's kind has a protobuf message in the URL's version (built-in kinds do)."""
+    rt = route.rt
+    return protobuf_supports(f"{rt.group}/{route.version}" if rt.group else route.version, rt.kind)
+
+
 async def _resource(request: web.Request, route: ResourceRoute, user: Any) -> web.StreamResponse:
     handler, reads = _handler(request, route)
     accept = request.headers.get("Accept")
-    output = negotiate(accept, table=reads, partial=reads)
+    output: Output = negotiate(
+        accept,
+        table=reads,
+        partial=reads,
+        protobuf=functools.partial(_resource_protobuf, route),
+        stream=handler is watch.watch,
+    )
     if output.shape == "table" and "includeObject" in request.query:
         # TableOptions travel as a query parameter in Kubernetes.
         output = replace(output, include_object=request.query["includeObject"])
-    request[FORMAT_KEY] = output.format
     scope = Scope(
         backend=request.app[BACKEND],
         route=route,

@@ -1,7 +1,11 @@
-"""WATCH: a chunked stream of ``{"type", "object"}`` JSON lines.
+"""WATCH: a chunked stream of ``{"type", "object"}`` JSON lines, or of protobuf frames.
 
 Served for ``?watch=1`` and for the deprecated ``/watch/`` paths. Each event is
-one chunk, flushed as it happens. The stream:
+one chunk, flushed as it happens. A client that negotiated protobuf
+(``application/vnd.kubernetes.protobuf`` or with ``;stream=watch``) gets
+length-prefixed ``WatchEvent`` frames (`services.api.protobuf.encode_watch_frame`)
+under ``Content-Type: application/vnd.kubernetes.protobuf;stream=watch``; JSON
+streams are ``application/json``, as kube-apiserver labels them. The stream:
 
 - resumes after ``resourceVersion`` (an offset of the objects log); a version
   the view no longer holds ends the stream with an ``ERROR`` event carrying
@@ -20,6 +24,7 @@ from __future__ import annotations
 
 import asyncio
 import random
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -30,6 +35,7 @@ from services.apiserver import tables
 from services.apiserver.backend import WatchEvent
 from services.apiserver.http.errors import invalid_options
 from services.apiserver.http.list import check_resource_version_match, selector_filter
+from services.apiserver.http.negotiation import protobuf_codec
 from services.apiserver.http.scope import Scope
 
 
@@ -73,13 +79,14 @@ async def watch(scope: Scope) -> web.StreamResponse:
     if scope.request.method == "HEAD":
         # A response to HEAD carries no body, so no stream (Go's server drops a HEAD handler's writes).
         resp = web.StreamResponse(status=200)
-        resp.content_type = "application/json"
+        resp.content_type = scope.output.watch_content_type
         await resp.prepare(scope.request)
         await resp.write_eof()
         return resp
+    frame = _frame_encoder(scope)
     with scope.settings.watch_limiter.hold(scope.user.name):
         resp = web.StreamResponse(status=200)
-        resp.content_type = "application/json"
+        resp.content_type = scope.output.watch_content_type
         resp.enable_chunked_encoding()
         await resp.prepare(scope.request)
         events = scope.backend.watch(
@@ -113,17 +120,29 @@ async def watch(scope: Scope) -> web.StreamResponse:
                             headers_sent = True
                         elif partial:
                             obj = tables.partial_metadata(obj)
-                    await resp.write(orjson.dumps({"type": event.type, "object": obj}) + b"\n")
+                    await resp.write(frame(event.type, obj))
         except TimeoutError:
             pass
         except StatusError as err:
-            await resp.write(orjson.dumps({"type": "ERROR", "object": err.status}) + b"\n")
+            await resp.write(frame("ERROR", err.status))
         except (ConnectionResetError, asyncio.CancelledError):
             await _close(events)
             raise
         await _close(events)
         await resp.write_eof()
         return resp
+
+
+def _json_line(event_type: str, obj: dict[str, Any]) -> bytes:
+    return orjson.dumps({"type": event_type, "object": obj}) + b"\n"
+
+
+def _frame_encoder(scope: Scope) -> Callable[[str, dict[str, Any]], bytes]:
+    """How one event is written: a JSON line, or a length-prefixed protobuf frame."""
+    if scope.output.format == "protobuf":
+        encode_watch_frame: Callable[[str, dict[str, Any]], bytes] = protobuf_codec().encode_watch_frame
+        return encode_watch_frame
+    return _json_line
 
 
 async def _close(events: Any) -> None:

@@ -49,10 +49,17 @@ async def test_method_not_allowed(client: Any) -> None:
 
 
 async def test_not_acceptable(client: Any) -> None:
-    r = await client.get(PODS, headers={"Accept": "application/vnd.kubernetes.protobuf"})
-    assert r.status == 406 and (await status_of(r))["reason"] == "NotAcceptable"
-    r = await client.get(PODS, headers={"Accept": "application/vnd.kubernetes.protobuf, application/json"})
-    assert r.status == 200
+    # Protobuf is served (test_protobuf_http); a Table is not, so this Accept offers nothing we speak.
+    table = "application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io"
+    r = await client.get(PODS, headers={"Accept": table})
+    doc = await status_of(r)
+    assert r.status == 406 and doc["reason"] == "NotAcceptable"
+    assert doc["message"] == (
+        "only the following media types are accepted: application/json, application/yaml, "
+        "application/vnd.kubernetes.protobuf"
+    )
+    r = await client.get(PODS, headers={"Accept": table + ", application/json"})
+    assert r.status == 200 and (await r.json())["kind"] == "PodList"
 
 
 async def test_bad_request_bodies(client: Any) -> None:
@@ -61,6 +68,11 @@ async def test_bad_request_bodies(client: Any) -> None:
     r = await client.post(PODS, data=b"", headers={"Content-Type": "application/json"})
     assert r.status == 400
     r = await client.post(PODS, data=b"\x00", headers={"Content-Type": "application/vnd.kubernetes.protobuf"})
+    assert r.status == 400 and (await status_of(r))["message"] == (
+        "the object provided is unrecognized (must be of type Pod): provided data does not appear to be a "
+        "protobuf message, expected prefix [107 56 115 0] (00)"
+    )
+    r = await client.post(PODS, data=b"\x00", headers={"Content-Type": "application/cbor"})
     assert r.status == 415 and (await status_of(r))["reason"] == "UnsupportedMediaType"
     r = await client.get(PODS + "?limit=ten")
     assert r.status == 400
