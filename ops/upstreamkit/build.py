@@ -288,6 +288,10 @@ def build(targets: Sequence[Target] = DEFAULT_TARGETS, *, log: TextIO = sys.stde
     if go is None:
         return [(target, "Go is not installed") for target in missing(targets)]
     failures: list[tuple[Target, str]] = []
+    with build_lock(wait=False) as free:
+        if not free:
+            log.write("upstream: another process is building (.build.lock); waiting for it\n")
+            log.flush()
     with build_lock():
         todo = missing(targets)
         if not todo:

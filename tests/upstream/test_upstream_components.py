@@ -12,9 +12,8 @@ resourceclaim controller; the whole log is then checked with the invariants
 the chaos run uses (ops/chaoskit/invariants.py). Deleting a pod must get its
 generated claim deleted (kube-controller-manager again).
 
-The components speak protobuf by default; the ``json`` variant sets
-``clientConnection.contentType`` / ``--kube-api-content-type`` to
-``application/json``, so the rest is checked whatever the wire format does.
+They speak protobuf, their default content type (``ops/upstream components
+--content-type application/json`` runs them on JSON instead, by hand).
 """
 
 from __future__ import annotations
@@ -49,7 +48,6 @@ COMPONENTS: tuple[Target, ...] = (
     ("kube-scheduler", DEFAULT_KUBE_VERSION),
     ("kube-controller-manager", DEFAULT_KUBE_VERSION),
 )
-JSON = "application/json"
 
 
 @dataclass
@@ -76,18 +74,10 @@ class Cluster:
         return [p for p in items if p["metadata"]["namespace"] in DEMOS]
 
 
-@pytest_asyncio.fixture(
-    scope="module",
-    loop_scope="module",
-    params=[
-        pytest.param(None, id="default"),
-        pytest.param(JSON, id="json"),
-    ],
-)
-async def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cluster]:
+@pytest_asyncio.fixture(scope="module", loop_scope="module")
+async def cluster(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[Cluster]:
     await require_upstream_async(COMPONENTS)
-    content_type: str | None = request.param
-    root = tmp_path_factory.mktemp("upstream-json" if content_type else "upstream-default")
+    root = tmp_path_factory.mktemp("upstream")
     stack = LocalStack(
         StackConfig(
             bus_url=f"sqlite://{root / 'bus.db'}",
@@ -106,7 +96,7 @@ async def cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempP
         kubeconfig = write_kubeconfig(root / "kubeconfig", stack.url)
         kubectl = Kubectl(kubeconfig)
         await kubectl("wait", "node", "--all", "--for=condition=Ready", "--timeout=60s", timeout=90)
-        async with kube_components(kubeconfig, root / "upstream", content_type=content_type) as components:
+        async with kube_components(kubeconfig, root / "upstream") as components:
             cluster = Cluster(stack, kubectl, components)
             # Leader election is on (their default): nothing is scheduled or reconciled before both lead.
             for name in ("kube-scheduler", "kube-controller-manager"):
