@@ -191,3 +191,16 @@ def test_plain_pytest_waits_for_a_build_holding_the_lock(cache: Path, monkeypatc
     timer.join()
     assert isinstance(result, dict) and len(result) == len(DEFAULT_TARGETS)
     assert all(os.access(path, os.X_OK) for path in result.values())
+
+
+def test_the_scheduler_config_changes_only_the_connection() -> None:
+    from ops.upstreamkit.run import scheduler_config
+
+    default = scheduler_config(Path("/k/config"), content_type=None)
+    assert default == {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": "/k/config"},
+    }
+    json_config = scheduler_config(Path("/k/config"), content_type="application/json")
+    assert json_config["clientConnection"] == {"kubeconfig": "/k/config", "contentType": "application/json"}
