@@ -2,6 +2,7 @@
 
     .venv/bin/python ops/bench/scheduler.py [--bus URL | --kafka HOST:PORT] [--workload NAME ...]
         [--nodes 500] [--pods 2500] [--duration 10] [--json FILE] [--profile DIR] [--claim-controller]
+        [--claim-cleanup apart|inline]
 
 Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured parameters):
 
@@ -13,7 +14,10 @@ Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured pa
   its CI threshold (120 pods/s).
 - ``steady-empty`` / ``steady-half`` / ``steady-full`` — SteadyStateClusterResourceClaimTemplate:
   10 pods with template claims are kept pending for ``--duration`` seconds; a
-  bound pod is deleted (its claim released and deleted) and replaced at once.
+  bound pod is deleted and replaced at once, as scheduler_perf's
+  ``createPodsSteadily`` does; its claim is released and deleted beside that,
+  as the claim controller would (``--claim-cleanup inline``: before the next
+  pod's create, as this benchmark did until issue 21).
   Before that, 0, half of all, or all but 10 devices are taken by allocated
   claims (``allocResourceClaims``: node after node).
 - ``selector``, ``match``, ``partitionable``, ``partitionable-backtracking``,
@@ -28,7 +32,7 @@ What runs, each in its own process, as in the compose stack:
 - the **scheduler**, exactly ``draplane scheduler --bus URL`` (optionally under
   pyinstrument with ``--profile DIR``);
 - this process, the **load generator and observer**. It does the claim
-  controller's part itself (claim from the template, owned by the pod, and the
+  controller's part itself (claim from the template, owned by the pod, then the
   pod's ``status.resourceClaimStatuses``; in steady state: release and delete
   the claim of a deleted pod), because the claim controller is measured on its
   own (``ops/bench/claims.py``). ``--claim-controller`` runs the real
@@ -38,7 +42,11 @@ Figures: pods/s (average over the measured phase, and percentiles of 1-s
 buckets of binding times, as scheduler_perf's throughput collector samples
 them), create→bound latency p50/p90/p99 (log timestamps of the pod's create
 and binding records), scheduling attempts per pod (decision records), and
-CPU-seconds per measured pod of each process. It prints figures and never
+CPU-seconds per measured pod of each process. In steady state also the
+objects records committed per bound pod and create→bound taken apart hop by
+hop (``Steps``: each write's request and commit append times, from the pod's
+create to its binding, and from the bound pod it replaced to its create
+request). It prints figures and never
 asserts on them. Without ``--bus``/``--kafka`` the embedded log in a temporary
 directory is used.
 """
@@ -75,9 +83,11 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
 
 from ops.bench import dra_workloads as dra137  # noqa: E402
 from ops.bench import extended_resource  # noqa: E402
+from ops.bench.latency import request_times  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import parse_bus_url, with_query  # noqa: E402
+from services.kube.resourceclaim import FINALIZER  # noqa: E402
 from services.runtime import gc_pause  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
@@ -396,6 +406,82 @@ class Observer:
                     self.on_bound(change.object)
 
 
+STEPS = ("pod", "claim", "pod claim status", "finalizer", "allocation", "binding")
+"""A steady-state pod's writes from create to bound, in order: the load generator's three (as the claim
+controller: the claim, then the pod's ``status.resourceClaimStatuses``), then the scheduler's three (as
+kube's bindClaim and Bind: the claim's finalizer, its allocation and reservation, the binding)."""
+
+
+@dataclass
+class Steps:
+    """Informer listener: the append time and request id of each step of every ``test`` pod's life."""
+
+    steps: dict[str, dict[str, tuple[int, str | None]]] = field(default_factory=dict)
+    claim_pod: dict[str, str] = field(default_factory=dict)  # claim key -> owning pod key
+    appended_ms: list[int] = field(default_factory=list)  # every objects record's append time
+
+    def __call__(self, change: Change) -> None:
+        self.appended_ms.append(change.timestamp_ms)
+        if change.namespace != "test" or change.type == "DELETED":
+            return
+        obj = change.object
+        key = f"{change.namespace}/{change.name}"
+        if change.resource == "pods" and change.group == "":
+            if change.type == "ADDED":
+                self._step(key, "pod", change)
+            if (obj.get("status") or {}).get("resourceClaimStatuses"):
+                self._step(key, "pod claim status", change)
+            if (obj.get("spec") or {}).get("nodeName"):
+                self._step(key, "binding", change)
+        elif change.resource == "resourceclaims" and change.group == RG:
+            owners = (obj.get("metadata") or {}).get("ownerReferences") or []
+            pod_key = self.claim_pod.setdefault(key, f"{change.namespace}/{owners[0]['name']}" if owners else "")
+            if not pod_key:
+                return
+            self._step(pod_key, "claim", change)
+            if FINALIZER in ((obj.get("metadata") or {}).get("finalizers") or ()):
+                self._step(pod_key, "finalizer", change)
+            if (obj.get("status") or {}).get("allocation"):
+                self._step(pod_key, "allocation", change)
+
+    def _step(self, pod_key: str, step: str, change: Change) -> None:
+        self.steps.setdefault(pod_key, {}).setdefault(step, (change.timestamp_ms, change.request_id))
+
+    def writes_in(self, start_ms: int, end_ms: int) -> int:
+        return sum(1 for t in self.appended_ms if start_ms <= t <= end_ms)
+
+    def hops(
+        self, keys: Sequence[str], requests: dict[str, int], bound_ms: dict[str, int], replaces: dict[str, str]
+    ) -> dict[str, list[float]]:
+        """Per hop, its duration for every measured pod that has both ends (ms)."""
+        out: dict[str, list[float]] = {}
+
+        def add(name: str, value: float | None) -> None:
+            if value is not None:
+                out.setdefault(name, []).append(value)
+
+        for key in keys:
+            steps = self.steps.get(key, {})
+            if any(step not in steps for step in STEPS):
+                continue
+            sent = {step: requests.get(steps[step][1] or "") for step in STEPS}
+            previous = bound_ms.get(replaces.get(key, ""))
+            add("previous pod bound → pod create request", _minus(sent["pod"], previous))
+            committed_before: int | None = None
+            for step in STEPS:
+                committed = steps[step][0]
+                if committed_before is not None:
+                    add(f"→ {step} request", _minus(sent[step], committed_before))
+                add(f"request → {step} committed", _minus(committed, sent[step]))
+                committed_before = committed
+            add("pod committed → binding committed", steps["binding"][0] - steps["pod"][0])
+        return out
+
+
+def _minus(a: int | None, b: int | None) -> float | None:
+    return None if a is None or b is None else float(a - b)
+
+
 class Loader:
     """Creates objects as admin, concurrently, and plays the claim controller for template pods."""
 
@@ -407,13 +493,16 @@ class Loader:
         claim_controller: bool,
         objects: dra137.DraObjects | None = None,
         extended_classes: int = 0,
+        claim_cleanup: str = "apart",
     ) -> None:
         self.client = client
+        self.claim_cleanup = claim_cleanup
         self.claim_form = objects.stored_claim_form() if objects else None
         self.gate = asyncio.Semaphore(parallel)
         self.claim_controller = claim_controller
         self.extended_classes = extended_classes
         self.claims: dict[str, str] = {}  # pod key -> claim name
+        self.cleanups: set[asyncio.Task[None]] = set()  # claims of deleted pods being released and deleted
 
     async def create_all(self, group: str, plural: str, objects: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         async def one(obj: dict[str, Any]) -> dict[str, Any]:
@@ -445,12 +534,28 @@ class Loader:
         await asyncio.gather(*(self.create_pod(ns, n) for n in names))
 
     async def delete_pod(self, ns: str, name: str) -> None:
-        """A steady-state pod is done: delete it, and (as the claim controller) release and delete its claim."""
+        """A steady-state pod is done: delete it; (as the claim controller) release and delete its claim.
+
+        scheduler_perf's steady state deletes the pod and at once creates the next one; the claim
+        controller cleans the claim up on its own, concurrently. So by default (``claim_cleanup``
+        "apart") the claim's three writes (release, drop the finalizer, delete) run as a task of
+        their own (``settle`` waits for them), not in the chain before the next pod's create;
+        "inline" keeps them in that chain, as this benchmark did before.
+        """
         async with self.gate:
             await self.client.delete("", "pods", ns, name, gracePeriodSeconds=0)
-            claim_name = self.claims.pop(f"{ns}/{name}", None)
-            if self.claim_controller or claim_name is None:
-                return
+        claim_name = self.claims.pop(f"{ns}/{name}", None)
+        if self.claim_controller or claim_name is None:
+            return
+        if self.claim_cleanup == "inline":
+            await self.delete_claim(ns, claim_name)
+            return
+        task = asyncio.create_task(self.delete_claim(ns, claim_name))
+        self.cleanups.add(task)
+        task.add_done_callback(self.cleanups.discard)
+
+    async def delete_claim(self, ns: str, claim_name: str) -> None:
+        async with self.gate:
             current = self.client.get(RG, "resourceclaims", ns, claim_name)
             if current is None:
                 return
@@ -459,6 +564,11 @@ class Loader:
                 RG, "resourceclaims", {**released, "metadata": {**released["metadata"], "finalizers": []}}
             )
             await self.client.delete(RG, "resourceclaims", ns, claim_name)
+
+    async def settle(self) -> None:
+        """Wait for the claim clean-ups begun so far (their errors are raised)."""
+        while self.cleanups:
+            await asyncio.gather(*list(self.cleanups))
 
 
 @dataclass
@@ -479,6 +589,8 @@ class Result:
     cpu_s: dict[str, float]
     setup_s: float
     threshold: str = ""  # kube-scheduler's CI threshold for the workload (scheduler_perf workloads)
+    hops_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # steady state: create→bound, hop by hop
+    writes_per_pod: float = math.nan  # steady state: objects records committed in the window per bound pod
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -507,6 +619,7 @@ class Bench:
     args: argparse.Namespace
     workdir: str
     procs: dict[str, Process] = field(default_factory=dict)
+    replaces: dict[str, str] = field(default_factory=dict)  # steady state: new pod -> the bound pod it replaced
 
     async def start_processes(self) -> None:
         me = [sys.executable, str(SELF)]
@@ -567,7 +680,11 @@ class Bench:
             claim_controller=self.args.claim_controller,
             objects=w.objects,
             extended_classes=w.extended_classes,
+            claim_cleanup=self.args.claim_cleanup,
         )
+        steps = Steps()
+        if w.steady:
+            informer.add_listener(steps)
         try:
             setup_started = time.monotonic()
             await self.setup(loader)
@@ -577,6 +694,9 @@ class Bench:
                 measured, started_ms, ended_ms, cpu0, cpu1 = await self.batch(loader, observer, setup_started)
             setup_s = time.monotonic() - setup_started - (ended_ms - started_ms) / 1000
             attempts = await self.attempts(bus, measured)
+            breakdown = {}
+            if w.steady:
+                breakdown = steps.hops(measured, await request_times(bus), observer.bound_ms, self.replaces)
         finally:
             await client.close()
             await informer.stop()
@@ -604,6 +724,8 @@ class Bench:
             cpu_s=cpu,
             setup_s=setup_s,
             threshold=threshold_text(w),
+            hops_ms={name: {"p50": percentile(v, 50), "p99": percentile(v, 99)} for name, v in breakdown.items()},
+            writes_per_pod=steps.writes_in(started_ms, ended_ms) / n if n and w.steady else math.nan,
         )
 
     async def setup(self, loader: Loader) -> None:
@@ -697,6 +819,7 @@ class Bench:
             if not stopping:
                 name = next_name()
                 measured.append(f"test/{name}")
+                self.replaces[f"test/{name}"] = f"{meta['namespace']}/{meta['name']}"
                 await loader.create_pod("test", name)
 
         def on_bound(obj: dict[str, Any]) -> None:
@@ -719,6 +842,7 @@ class Bench:
         observer.on_bound = None
         while replacing:
             await asyncio.gather(*list(replacing), return_exceptions=True)
+        await loader.settle()
         in_window = [k for k in measured if observer.bound_ms.get(k, ended_ms + 1) <= ended_ms]
         return in_window, started_ms, ended_ms, cpu0, cpu1
 
@@ -766,6 +890,10 @@ def report(result: Result) -> str:
     ]
     if result.threshold:
         lines.insert(3, f"  CI threshold       {result.threshold}")
+    if result.hops_ms:
+        lines.append(f"  objects writes     {result.writes_per_pod:.1f} per bound pod")
+        lines.append("  hops (p50 / p99 ms, log append times; a request's hop is from the commit before it)")
+        lines += [f"    {name:<44} {v['p50']:7.1f} / {v['p99']:7.1f}" for name, v in result.hops_ms.items()]
     return "\n".join(lines)
 
 
@@ -807,6 +935,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument("--parallel", type=int, default=256, help="concurrent writes of the load generator")
     p.add_argument("--timeout", type=float, default=900.0, help="give up when pods are not bound after this long")
     p.add_argument("--claim-controller", action="store_true", help="run the controller-manager instead of faking it")
+    p.add_argument(
+        "--claim-cleanup",
+        choices=["apart", "inline"],
+        default="apart",
+        help="steady state: release and delete a bound pod's claim beside (default) or before the next pod's create",
+    )
     p.add_argument("--profile", help="directory for a profile of the scheduler process per workload")
     p.add_argument(
         "--profiler",

@@ -11,6 +11,9 @@ beyond reading the committed descriptors once. docs/decisions/protobuf.md.
   ``runtime.Unknown``).
 - `supports`: whether an apiVersion/kind has a message.
 - `encode_watch_frame` / `decode_watch_frames`: the protobuf watch stream.
+- `encode_message`, `enveloped`, `encode_list_message`, `watch_frame`: the same
+  bytes from message bytes already encoded (a server encodes each object
+  version once and reuses the bytes).
 """
 
 from services.api.protobuf.envelope import (
@@ -18,9 +21,12 @@ from services.api.protobuf.envelope import (
     decode_message,
     decode_watch_frames,
     encode,
+    encode_list_message,
     encode_message,
     encode_watch_frame,
+    enveloped,
     supports,
+    watch_frame,
 )
 from services.api.protobuf.errors import (
     MAGIC,
@@ -40,7 +46,10 @@ __all__ = [
     "decode_message",
     "decode_watch_frames",
     "encode",
+    "encode_list_message",
     "encode_message",
     "encode_watch_frame",
+    "enveloped",
     "supports",
+    "watch_frame",
 ]

@@ -28,7 +28,16 @@ from services.api.protobuf.errors import (
 )
 from services.api.protobuf.pools import META_V1, Pool, pool_for, pools
 
-__all__ = ["decode", "decode_watch_frames", "encode", "encode_watch_frame", "supports"]
+__all__ = [
+    "decode",
+    "decode_watch_frames",
+    "encode",
+    "encode_list_message",
+    "encode_watch_frame",
+    "enveloped",
+    "supports",
+    "watch_frame",
+]
 
 _UNKNOWN = "k8s.io.apimachinery.pkg.runtime.Unknown"
 _WATCH_EVENT = f"{META_V1}.WatchEvent"
@@ -64,14 +73,82 @@ def encode_message(obj: dict[str, Any]) -> bytes:
 
 def encode(obj: dict[str, Any]) -> bytes:
     """``obj`` (JSON-shaped, with apiVersion and kind) as kube-apiserver writes it: ``k8s\\x00`` + runtime.Unknown."""
-    raw = encode_message(obj)
-    unknown = table(_newest(), _UNKNOWN).cls()
-    unknown.typeMeta.apiVersion = obj["apiVersion"]
-    unknown.typeMeta.kind = obj["kind"]
-    unknown.raw = raw
-    unknown.contentEncoding = ""
-    unknown.contentType = ""
-    return MAGIC + unknown.SerializeToString()
+    return enveloped(encode_message(obj), api_version=obj["apiVersion"], kind=obj["kind"])
+
+
+def enveloped(raw: bytes, *, api_version: str, kind: str) -> bytes:
+    """An object's message bytes (`encode_message`) in the envelope: what `encode` returns for that object.
+
+    Lets a server that keeps message bytes (one encoding per resourceVersion) answer without encoding again.
+    """
+    # runtime.Unknown written directly: typeMeta{apiVersion, kind} (1), raw (2), and the empty contentEncoding (3)
+    # and contentType (4) Go writes for its string fields held by value.
+    av, k = api_version.encode(), kind.encode()
+    type_meta = b"\x0a" + _varint(len(av)) + av + b"\x12" + _varint(len(k)) + k
+    return b"".join(
+        (MAGIC, b"\x0a", _varint(len(type_meta)), type_meta, b"\x12", _varint(len(raw)), raw, b"\x1a\x00\x22\x00")
+    )
+
+
+def encode_list_message(doc: dict[str, Any], items: list[bytes]) -> bytes:
+    """A list's message bytes from the list (its ``items`` ignored) and each item's message bytes, in order.
+
+    Equal to `encode_message` of the list holding those items: Go writes fields in field-number order, and
+    ``items`` is a list's last field (its first in meta.k8s.io/v1beta1's PartialObjectMetadataList), so the
+    items' bytes, each one length-delimited field, follow (or precede) the rest. A list kind whose ``items``
+    is neither raises `ProtobufEncodeError` (none of Kubernetes' lists; encode such a list whole).
+    """
+    found = pool_for(doc.get("apiVersion") or "", doc.get("kind") or "")
+    if found is None:
+        raise UnsupportedKindError(str(doc.get("apiVersion")), str(doc.get("kind")))
+    place = _items_place(*found)
+    if place is None:
+        raise ProtobufEncodeError(f"{doc.get('kind')} has no items field first or last")
+    tag, last = place
+    parts = []
+    for item in items:
+        parts.append(tag)
+        parts.append(_varint(len(item)))
+        parts.append(item)
+    head = encode_message({**doc, "items": []})
+    return head + b"".join(parts) if last else b"".join(parts) + head
+
+
+_ITEMS_PLACES: dict[tuple[str, str], tuple[bytes, bool] | None] = {}
+
+
+def _items_place(pool: Pool, name: str) -> tuple[bytes, bool] | None:
+    """The key byte(s) of a list message's ``items`` field and whether it is the last field (else the first);
+    None unless it holds messages and is the last or the first."""
+    key = (pool.release, name)
+    if key not in _ITEMS_PLACES:
+        t = table(pool, name)
+        items = t.by_json.get("items")
+        place: tuple[bytes, bool] | None = None
+        if items is not None and not items[0] and items[1].hold == "list" and items[1].sub is not None:
+            number = items[1].number_
+            numbers = [f.number_ for f in t.fields]
+            if number in (max(numbers), min(numbers)):
+                place = (_varint(number << 3 | 2), number == max(numbers))
+        _ITEMS_PLACES[key] = place
+    return _ITEMS_PLACES[key]
+
+
+def _varint(n: int) -> bytes:
+    """Protobuf's base-128 varint of a non-negative int."""
+    if n < 0x80:
+        return _SMALL[n]
+    if n < 0x4000:
+        return bytes((n & 0x7F | 0x80, n >> 7))
+    out = bytearray()
+    while n > 0x7F:
+        out.append(n & 0x7F | 0x80)
+        n >>= 7
+    out.append(n)
+    return bytes(out)
+
+
+_SMALL = tuple(bytes((i,)) for i in range(0x80))
 
 
 def _text(value: str | bytes) -> str:
@@ -141,10 +218,16 @@ def decode_message(raw: bytes, *, api_version: str, kind: str) -> dict[str, Any]
 
 def encode_watch_frame(event_type: str, obj: dict[str, Any]) -> bytes:
     """One watch event as kube-apiserver streams it over protobuf: length, then WatchEvent{type, object: enveloped}."""
-    event = table(_newest(), _WATCH_EVENT).cls()
-    event.type = event_type
-    event.object.raw = encode(obj)
-    body = event.SerializeToString()
+    return watch_frame(event_type, encode(obj))
+
+
+def watch_frame(event_type: str, enveloped_object: bytes) -> bytes:
+    """One watch frame around an object already enveloped (`encode`, `enveloped`): the same bytes
+    `encode_watch_frame` writes, without encoding the object again."""
+    # metav1.WatchEvent written directly: type (1), object (2) = RawExtension{raw (1)}.
+    t = event_type.encode()
+    obj = b"\x0a" + _varint(len(enveloped_object)) + enveloped_object
+    body = b"".join((b"\x0a", _varint(len(t)), t, b"\x12", _varint(len(obj)), obj))
     return len(body).to_bytes(_LENGTH, "big") + body
 
 

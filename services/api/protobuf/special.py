@@ -10,6 +10,7 @@ bytes equal Go's (tests/unit/protobuf/test_proto_golden.py).
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -34,6 +35,9 @@ _RFC3339 = re.compile(
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
+# Cached: an object repeats its times (creation, managedFields, conditions) and so do the versions of it
+# (bounded; a bad time raises, and exceptions are not cached).
+@functools.lru_cache(maxsize=4096)
 def parse_time(text: str) -> tuple[int, int]:
     """An RFC 3339 time (Go's time.RFC3339 parse, fractions kept) as Unix seconds and nanoseconds."""
     m = _RFC3339.match(text)
@@ -55,6 +59,7 @@ def parse_time(text: str) -> tuple[int, int]:
 _ONE_SECOND = datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC) - _EPOCH
 
 
+@functools.lru_cache(maxsize=4096)
 def format_time(seconds: int, nanos: int, *, micro: bool) -> str:
     """Go's metav1.Time (RFC 3339, seconds) or MicroTime (six fraction digits) JSON, in UTC."""
     m = _EPOCH + seconds * _ONE_SECOND

@@ -2,7 +2,8 @@
 
 Reads come from the apiserver's materialized view through `Backend.get`; the
 object is answered as JSON, YAML, a one-row Table or PartialObjectMetadata,
-whichever the client negotiated.
+whichever the client negotiated. JSON and protobuf bodies reuse the object
+version's encoding (`Scope.encoded`), shared with watches and lists.
 """
 
 from __future__ import annotations
@@ -16,4 +17,7 @@ async def get(scope: Scope) -> web.Response:
     route = scope.route
     assert route.name is not None
     obj = await scope.backend.get(scope.stored_rt, route.namespace or "", route.name)
+    encoded = scope.encoded(obj)
+    if encoded is not None:
+        return scope.respond_body(scope.body_of(encoded))
     return scope.respond(scope.shape(obj))

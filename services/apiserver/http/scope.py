@@ -25,9 +25,10 @@ from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.apiserver import tables
 from services.apiserver.backend import Backend, WriteResult
+from services.apiserver.encoded_objects import Encoded, EncodedObjects
 from services.apiserver.http.auth import WatchLimiter
 from services.apiserver.http.errors import invalid_options
-from services.apiserver.http.negotiation import Output, decode_body, encode
+from services.apiserver.http.negotiation import Output, decode_body, encode, protobuf_codec
 from services.apiserver.http.routing import ResourceRoute
 from services.bus.port import RecordTooLarge
 from topics.envelope import Op, Request, UserInfo
@@ -45,6 +46,7 @@ class Settings:
     write_timeout: float = 60.0
     min_watch_timeout: float = 1800.0  # kube-apiserver --min-request-timeout
     watch_limiter: WatchLimiter = field(default_factory=lambda: WatchLimiter(64))
+    encodings: EncodedObjects = field(default_factory=EncodedObjects)  # one encoding per object version
 
 
 @dataclass(slots=True)
@@ -248,11 +250,59 @@ class Scope:
             return tables.table(self.route.rt, [obj], resource_version=rv, include_object=self.output.include_object)
         return obj
 
+    def encoded(self, obj: dict[str, Any]) -> Encoded | None:
+        """A stored object as `shape` gives it, encoded once per object version (`Settings.encodings`).
+
+        None when the answer is not one to keep: YAML, pretty JSON, Tables, and anything that is not a stored
+        object of the URL's resource with a resourceVersion (a Status, a dry-run answer).
+        """
+        output = self.output
+        fmt, shape = output.format, output.shape
+        if fmt == "yaml" or shape not in ("object", "partial") or (fmt == "json" and self.query.get("pretty") in _TRUE):
+            return None
+        stored = self.stored_rt
+        meta = obj.get("metadata")
+        if obj.get("kind") != stored.kind or not isinstance(meta, dict):
+            return None
+        rv = meta.get("resourceVersion")
+        if not rv or not isinstance(rv, str):
+            return None
+        route = self.route
+        key = (
+            route.rt.group,
+            route.version,
+            stored.group,
+            stored.plural,
+            meta.get("namespace") or "",
+            str(meta.get("name") or ""),
+            rv,
+            shape,
+            fmt,
+        )
+
+        def make() -> Encoded:
+            shaped = tables.partial_metadata(obj) if shape == "partial" else self.present(obj)
+            data = orjson.dumps(shaped) if fmt == "json" else protobuf_codec().encode_message(shaped)
+            return Encoded(shaped["apiVersion"], shaped["kind"], data)
+
+        return self.settings.encodings.get(key, make)
+
+    def body_of(self, encoded: Encoded) -> bytes:
+        """An `encoded` object as a response body: its JSON, or its message in protobuf's envelope."""
+        if self.output.format == "protobuf":
+            out: bytes = protobuf_codec().enveloped(encoded.data, api_version=encoded.api_version, kind=encoded.kind)
+            return out
+        return encoded.data
+
     def respond(self, doc: Any, status: int = 200) -> web.Response:
         if self.output.format == "json" and self.query.get("pretty") in _TRUE:
             body = orjson.dumps(doc, option=orjson.OPT_INDENT_2)
         else:
             body = encode(doc, self.output.format)
+        return self.respond_body(body, status)
+
+    def respond_body(self, body: bytes, status: int = 200) -> web.Response:
+        """An already encoded body, in the negotiated Content-Type, with the request's warnings."""
         resp = web.Response(body=body, status=status, content_type=self.output.content_type)
         for w in self.warnings:
             header = warning_header(w)

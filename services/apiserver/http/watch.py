@@ -18,6 +18,10 @@ streams are ``application/json``, as kube-apiserver labels them. The stream:
   ``min-request-timeout`` like kube-apiserver, so clients rebalance;
 - with a Table ``Accept`` (``kubectl get -w``), sends each object as a one-row
   Table, column definitions in the first event only.
+
+An object is encoded once per version and form for all watchers (and lists
+and gets): `Scope.encoded`, as kube-apiserver's watch cache hands every
+watcher the same ``CacheableObject`` encoding.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ from aiohttp import web
 from services.api.machinery.status import StatusError
 from services.apiserver import tables
 from services.apiserver.backend import WatchEvent
+from services.apiserver.encoded_objects import Encoded
 from services.apiserver.http.errors import invalid_options
 from services.apiserver.http.list import check_resource_version_match, selector_filter
 from services.apiserver.http.negotiation import protobuf_codec
@@ -84,6 +89,7 @@ async def watch(scope: Scope) -> web.StreamResponse:
         await resp.write_eof()
         return resp
     frame = _frame_encoder(scope)
+    kept_frame = _kept_frame_encoder(scope)
     with scope.settings.watch_limiter.hold(scope.user.name):
         resp = web.StreamResponse(status=200)
         resp.content_type = scope.output.watch_content_type
@@ -106,7 +112,12 @@ async def watch(scope: Scope) -> web.StreamResponse:
                         if not bookmarks:
                             continue
                         obj = _bookmark(event, api_version, rt.kind)
-                    elif event.type != "ERROR":
+                    elif event.type != "ERROR" and not as_table:
+                        kept = scope.encoded(obj)
+                        if kept is not None:
+                            await resp.write(kept_frame(event.type, kept))
+                            continue
+                    if event.type not in ("BOOKMARK", "ERROR"):
                         if not partial:
                             obj = scope.present(obj)
                         if as_table:
@@ -143,6 +154,25 @@ def _frame_encoder(scope: Scope) -> Callable[[str, dict[str, Any]], bytes]:
         encode_watch_frame: Callable[[str, dict[str, Any]], bytes] = protobuf_codec().encode_watch_frame
         return encode_watch_frame
     return _json_line
+
+
+def _kept_frame_encoder(scope: Scope) -> Callable[[str, Encoded], bytes]:
+    """How one event around an object's kept encoding is written: the same bytes as `_frame_encoder`'s."""
+    if scope.output.format == "protobuf":
+        codec = protobuf_codec()
+
+        def protobuf_frame(event_type: str, kept: Encoded) -> bytes:
+            out: bytes = codec.watch_frame(
+                event_type, codec.enveloped(kept.data, api_version=kept.api_version, kind=kept.kind)
+            )
+            return out
+
+        return protobuf_frame
+
+    def json_line(event_type: str, kept: Encoded) -> bytes:
+        return b"".join((b'{"type":"', event_type.encode(), b'","object":', kept.data, b"}\n"))
+
+    return json_line
 
 
 async def _close(events: Any) -> None:

@@ -54,3 +54,20 @@ def test_the_scheduling_cycle_benchmark_reuses_verdicts() -> None:
     assert "nodes evaluated       median 20 of 20" in text
     share = re.search(r"remembered verdicts\s+([\d.]+)% of (\d+)", text)
     assert share is not None and int(share.group(2)) == 20 * 80 and float(share.group(1)) > 50
+
+
+def test_the_steady_state_benchmark_breaks_create_to_bound_into_hops(bus_url: BusUrl, tmp_path: Path) -> None:
+    """Each bound pod is replaced; its claim's clean-up runs beside the next create, and every hop is measured."""
+    out = tmp_path / "figures.json"
+    argv = ["--workload", "steady-empty", "--nodes", "10", "--duration", "5", "--json", str(out)]
+    bench("scheduler.py", "--bus", bus_url(), *argv)
+    (figures,) = orjson.loads(out.read_bytes())
+    assert figures["measured_pods"] > 10  # more than the first ten: bound pods were replaced
+    assert figures["attempts_histogram"] == {"1": figures["measured_pods"]}
+    steps = ["pod", "claim", "pod claim status", "finalizer", "allocation", "binding"]
+    expected = {"previous pod bound → pod create request", "pod committed → binding committed"}
+    expected |= {f"request → {s} committed" for s in steps} | {f"→ {s} request" for s in steps[1:]}
+    assert set(figures["hops_ms"]) == expected
+    assert all(v["p50"] >= 0 for v in figures["hops_ms"].values())
+    # Per pod: its six writes to bound, then its delete and its claim's release, unfinalize and delete.
+    assert 8 <= figures["writes_per_pod"] <= 12

@@ -486,3 +486,40 @@ def test_an_envelope_without_kind_or_apiversion_takes_the_urls() -> None:
     with pytest.raises(ProtobufDecodeError) as e:
         decode(_unknown("", "", raw), default_api_version="coordination.k8s.io/v1")
     assert str(e.value) == "Object 'Kind' is missing in 'runtime.TypeMeta{APIVersion:\"\", Kind:\"\"}'"
+
+
+# ---- bytes assembled from kept encodings (the apiserver encodes each object version once) ----------------------
+
+LISTS = [(n, o) for n, o in proto_corpus.objects() if isinstance(o.get("items"), list)]
+
+
+@pytest.mark.parametrize("doc", [o for _, o in LISTS], ids=[n for n, _ in LISTS])
+def test_a_list_from_its_items_message_bytes_is_the_list_encoded_whole(doc: dict[str, Any]) -> None:
+    item_kind = doc["kind"].removesuffix("List")
+    # meta.k8s.io/v1beta1's PartialObjectMetadataList holds v1's PartialObjectMetadata (its .proto says so).
+    item_version = "meta.k8s.io/v1" if doc["apiVersion"] == "meta.k8s.io/v1beta1" else doc["apiVersion"]
+    items = [protobuf.encode_message({**i, "apiVersion": item_version, "kind": item_kind}) for i in doc["items"]]
+    head = {k: v for k, v in doc.items() if k != "items"}
+    assert protobuf.encode_list_message(head, items) == protobuf.encode_message(doc)
+    assert protobuf.enveloped(protobuf.encode_list_message(head, items), **_type(doc)) == protobuf.encode(doc)
+
+
+def test_lists_are_in_the_corpus() -> None:
+    names = {n for n, _ in LISTS}
+    assert {
+        "core.v1.Pod.list",
+        "meta.partial-object-metadata-list",
+        "meta.partial-object-metadata-list-v1beta1",
+    } <= names
+
+
+@pytest.mark.parametrize("obj", [o for _, o in proto_corpus.objects()][:40])
+def test_envelope_and_frame_around_message_bytes(obj: dict[str, Any]) -> None:
+    raw = protobuf.encode_message(obj)
+    assert protobuf.enveloped(raw, **_type(obj)) == protobuf.encode(obj)
+    assert protobuf.watch_frame("MODIFIED", protobuf.encode(obj)) == protobuf.encode_watch_frame("MODIFIED", obj)
+    assert protobuf.decode_watch_frames(protobuf.watch_frame("DELETED", protobuf.encode(obj)))[0][0][0] == "DELETED"
+
+
+def _type(doc: dict[str, Any]) -> dict[str, str]:
+    return {"api_version": doc["apiVersion"], "kind": doc["kind"]}
