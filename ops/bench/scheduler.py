@@ -2,7 +2,8 @@
 
     .venv/bin/python ops/bench/scheduler.py [--bus URL | --kafka HOST:PORT] [--workload NAME ...]
         [--nodes 500] [--pods 2500] [--duration 10] [--json FILE] [--profile DIR] [--claim-controller]
-        [--claim-cleanup apart|inline]
+        [--claim-cleanup apart|inline] [--scheduler draplane|kube|both] [--kube-version 1.31.14|1.37.2]
+        [--kube-wire json|protobuf]
 
 Workloads (``test/integration/scheduler_perf`` of Kubernetes 1.31, structured parameters):
 
@@ -37,6 +38,17 @@ What runs, each in its own process, as in the compose stack:
   the claim of a deleted pod), because the claim controller is measured on its
   own (``ops/bench/claims.py``). ``--claim-controller`` runs the real
   controller-manager in a fourth process instead.
+
+``--scheduler kube`` runs unmodified kube-scheduler (from ``ops/upstream``'s
+cache, ``.cache/upstream/v<version>/kube-scheduler``) in place of draplane's,
+on claim-template and the three steady-state workloads; ``--scheduler both``
+runs draplane's and then kube-scheduler on each workload, each on a fresh log,
+and prints both figures and their ratio. In these modes the committer is a
+``draplane apiserver`` (kube-scheduler talks HTTP to it) for both schedulers,
+so the two stacks differ only in the scheduler; the stack runs at the
+kube-scheduler's release (``--emulated-version 1.31`` for 1.31.14, where the
+objects are resource.k8s.io/v1alpha3; 1.37 and v1 for 1.37.2). How
+kube-scheduler is configured: ``ops/bench/kube_scheduler.py``.
 
 Figures: pods/s (average over the measured phase, and percentiles of 1-s
 buckets of binding times, as scheduler_perf's throughput collector samples
@@ -82,8 +94,9 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
     sys.path.append(str(REPO))
 
 from ops.bench import dra_workloads as dra137  # noqa: E402
-from ops.bench import extended_resource  # noqa: E402
+from ops.bench import extended_resource, kube_scheduler  # noqa: E402
 from ops.bench.latency import request_times  # noqa: E402
+from services.apiserver.certs import self_signed  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import parse_bus_url, with_query  # noqa: E402
@@ -93,6 +106,7 @@ from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
 from services.scheduler.decisions import read_decisions  # noqa: E402
 from services.testing.harness import ADMIN, LogHarness  # noqa: E402
+from services.testing.ports import free_port  # noqa: E402
 from services.testing.proc import cpu_seconds  # noqa: E402
 
 RG = "resource.k8s.io"
@@ -341,6 +355,7 @@ class Process:
 
     name: str
     proc: asyncio.subprocess.Process
+    ready_line: str = ""
 
     @classmethod
     async def start(cls, name: str, argv: Sequence[str], ready: str, *, timeout: float = 120.0) -> Process:
@@ -360,7 +375,17 @@ class Process:
             if not line:
                 raise RuntimeError(f"{name} exited before it was ready (status {await proc.wait()})")
             if ready in line.decode(errors="replace"):
+                child.ready_line = line.decode(errors="replace").strip()
                 return child
+
+    @classmethod
+    async def spawn(cls, name: str, argv: Sequence[str], *, log: Path) -> Process:
+        """A process that prints no ready line (kube-scheduler), its output to ``log``."""
+        with log.open("ab") as out:
+            proc = await asyncio.create_subprocess_exec(
+                *argv, stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out, cwd=str(REPO)
+            )
+        return cls(name, proc)
 
     def cpu_seconds(self) -> float:
         seconds = cpu_seconds(self.proc.pid)
@@ -591,6 +616,7 @@ class Result:
     threshold: str = ""  # kube-scheduler's CI threshold for the workload (scheduler_perf workloads)
     hops_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # steady state: create→bound, hop by hop
     writes_per_pod: float = math.nan  # steady state: objects records committed in the window per bound pod
+    scheduler: str = "draplane"  # which scheduler bound the pods, with its settings
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -618,14 +644,70 @@ class Bench:
     workload: Workload
     args: argparse.Namespace
     workdir: str
+    scheduler: str = "draplane"  # or "kube": unmodified kube-scheduler through a draplane apiserver
     procs: dict[str, Process] = field(default_factory=dict)
     replaces: dict[str, str] = field(default_factory=dict)  # steady state: new pod -> the bound pod it replaced
 
+    @property
+    def through_apiserver(self) -> bool:
+        """Whether the committer is a `draplane apiserver` (``--scheduler kube|both``: for both schedulers)."""
+        return bool(self.args.scheduler != "draplane")
+
     async def start_processes(self) -> None:
         me = [sys.executable, str(SELF)]
-        self.procs["committer"] = await Process.start(
-            "committer", [*me, "--role", "committer", "--bus", self.url], "committer ready"
+        if self.through_apiserver:
+            server, token, ca_file = await self.start_apiserver()
+        else:
+            self.procs["committer"] = await Process.start(
+                "committer", [*me, "--role", "committer", "--bus", self.url], "committer ready"
+            )
+        if self.scheduler == "kube":
+            await self.start_kube_scheduler(server, token, ca_file)
+        else:
+            await self.start_draplane_scheduler()
+        if self.args.claim_controller:
+            self.procs["controller-manager"] = await Process.start(
+                "controller-manager",
+                [*me, "--role", "controller-manager", "--bus", self.url],
+                "controller-manager ready",
+            )
+
+    async def start_apiserver(self) -> tuple[str, str, Path]:
+        """`draplane apiserver` (HTTPS) on a free port, the log's committer: its URL, kube-scheduler's token, CA."""
+        data = Path(tempfile.mkdtemp(prefix="apiserver-", dir=self.workdir))
+        token = uuid.uuid4().hex
+        tokens = data / "tokens.csv"
+        tokens.write_text(kube_scheduler.token_file_line(token))
+        cert, key = self_signed(data / "pki")
+        argv = [sys.executable, "-m", "services.cli", "apiserver", "--bus", self.url, "--data", str(data)]
+        argv += ["--listen", "127.0.0.1:0", "--token-auth-file", str(tokens)]
+        argv += ["--tls-cert-file", str(cert), "--tls-private-key-file", str(key)]
+        argv += ["--log-level", "WARNING", "--plain-logs", "--emulated-version", self.args.emulated_version]
+        proc = await Process.start("apiserver", argv, "apiserver ready on")
+        self.procs["apiserver"] = proc
+        return f"https://127.0.0.1:{proc.ready_line.rsplit(' ', 1)[-1]}", token, cert
+
+    async def start_kube_scheduler(self, server: str, token: str, ca_file: Path) -> None:
+        version = self.args.kube_version
+        path, why = kube_scheduler.binary(version)
+        if path is None:
+            raise RuntimeError(why)
+        workdir = Path(tempfile.mkdtemp(prefix="kube-scheduler-", dir=self.workdir))
+        config = kube_scheduler.write_config(
+            workdir, server=server, token=token, ca_file=ca_file, wire=self.args.kube_wire
         )
+        port = free_port()
+        log = workdir / "kube-scheduler.log"
+        argv = [str(path), *kube_scheduler.scheduler_args(version, config=config, port=port)]
+        proc = await Process.spawn("kube-scheduler", argv, log=log)
+        self.procs["kube-scheduler"] = proc
+        try:
+            await kube_scheduler.wait_ready(port, timeout=120.0, alive=proc.proc)
+        except RuntimeError as exc:
+            tail = "\n".join(log.read_text(errors="replace").splitlines()[-20:])
+            raise RuntimeError(f"{exc}; the end of its log ({log}):\n{tail}") from None
+
+    async def start_draplane_scheduler(self) -> None:
         scheduler = [sys.executable]
         if self.args.profile:
             if self.args.profiler == "cprofile":
@@ -638,12 +720,6 @@ class Bench:
         scheduler += ["-m", "services.cli", "scheduler", "--bus", self.url, "--data", data]
         scheduler += ["--log-level", "WARNING", "--plain-logs", "--emulated-version", self.args.emulated_version]
         self.procs["scheduler"] = await Process.start("scheduler", scheduler, "scheduler ready")
-        if self.args.claim_controller:
-            self.procs["controller-manager"] = await Process.start(
-                "controller-manager",
-                [*me, "--role", "controller-manager", "--bus", self.url],
-                "controller-manager ready",
-            )
 
     async def stop_processes(self) -> None:
         for proc in reversed(list(self.procs.values())):
@@ -656,13 +732,15 @@ class Bench:
         return out
 
     async def run(self) -> Result:
-        await self.start_processes()
-        bus = open_bus(self.url)
-        await bus.start()
         try:
-            return await self.measure(bus)
+            await self.start_processes()
+            bus = open_bus(self.url)
+            await bus.start()
+            try:
+                return await self.measure(bus)
+            finally:
+                await bus.close()
         finally:
-            await bus.close()
             await self.stop_processes()
 
     async def measure(self, bus: Bus) -> Result:
@@ -693,7 +771,8 @@ class Bench:
             else:
                 measured, started_ms, ended_ms, cpu0, cpu1 = await self.batch(loader, observer, setup_started)
             setup_s = time.monotonic() - setup_started - (ended_ms - started_ms) / 1000
-            attempts = await self.attempts(bus, measured)
+            # Decision records are draplane's scheduler's; kube-scheduler's attempts are not counted.
+            attempts = await self.attempts(bus, measured) if self.scheduler == "draplane" else {}
             breakdown = {}
             if w.steady:
                 breakdown = steps.hops(measured, await request_times(bus), observer.bound_ms, self.replaces)
@@ -726,7 +805,14 @@ class Bench:
             threshold=threshold_text(w),
             hops_ms={name: {"p50": percentile(v, 50), "p99": percentile(v, 99)} for name, v in breakdown.items()},
             writes_per_pod=steps.writes_in(started_ms, ended_ms) / n if n and w.steady else math.nan,
+            scheduler=self.scheduler_label(),
         )
+
+    def scheduler_label(self) -> str:
+        if self.scheduler == "kube":
+            return kube_scheduler.label(self.args.kube_version, wire=self.args.kube_wire)
+        stack = ", committer in a draplane apiserver" if self.through_apiserver else ""
+        return f"draplane (emulated {self.args.emulated_version}{stack})"
 
     async def setup(self, loader: Loader) -> None:
         w = self.workload
@@ -881,20 +967,27 @@ def report(result: Result) -> str:
     cpu = ", ".join(f"{name} {value * 1000:.2f} ms" for name, value in result.cpu_s_per_pod.items())
     lines = [
         f"{result.title} on {result.bus}: {result.nodes} nodes, {result.devices} devices",
+        f"  scheduler          {result.scheduler}",
         f"  measured pods      {result.measured_pods} in {result.seconds:.2f} s (setup {result.setup_s:.1f} s)",
         f"  pods/s             average {result.pods_per_s:.1f}; 1-s buckets p50 {b['p50']:.0f}, p90 {b['p90']:.0f}, "
         f"p95 {b['p95']:.0f}, p99 {b['p99']:.0f}",
         f"  create→bound       p50 {lat['p50']:.0f} ms, p90 {lat['p90']:.0f} ms, p99 {lat['p99']:.0f} ms",
-        f"  attempts per pod   {result.attempts_per_pod:.3f} (histogram {result.attempts_histogram})",
+        f"  attempts per pod   {attempts_text(result)}",
         f"  CPU per pod        {cpu}",
     ]
     if result.threshold:
-        lines.insert(3, f"  CI threshold       {result.threshold}")
+        lines.insert(4, f"  CI threshold       {result.threshold}")
     if result.hops_ms:
         lines.append(f"  objects writes     {result.writes_per_pod:.1f} per bound pod")
         lines.append("  hops (p50 / p99 ms, log append times; a request's hop is from the commit before it)")
         lines += [f"    {name:<44} {v['p50']:7.1f} / {v['p99']:7.1f}" for name, v in result.hops_ms.items()]
     return "\n".join(lines)
+
+
+def attempts_text(result: Result) -> str:
+    if not result.attempts_histogram:
+        return "n/a (only draplane's scheduler writes decision records)"
+    return f"{result.attempts_per_pod:.3f} (histogram {result.attempts_histogram})"
 
 
 def bus_url(args: argparse.Namespace, workdir: Path) -> str:
@@ -928,7 +1021,25 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--nodes", type=int, default=500, help="nodes with 10 devices each (default 500)")
     p.add_argument(
-        "--emulated-version", default="1.37", help="the scheduler's release: 1.37 (default) or 1.31 (the seeds')"
+        "--emulated-version",
+        help="the stack's release: 1.37 (default) or 1.31 (the seeds'); with --scheduler kube|both, kube-scheduler's",
+    )
+    p.add_argument(
+        "--scheduler",
+        choices=["draplane", "kube", "both"],
+        default="draplane",
+        help="which scheduler binds the pods; both: draplane's, then kube-scheduler, and their ratio",
+    )
+    p.add_argument(
+        "--kube-version",
+        choices=kube_scheduler.VERSIONS,
+        help="kube-scheduler's version (default: the newest built one, else 1.31.14)",
+    )
+    p.add_argument(
+        "--kube-wire",
+        choices=sorted(kube_scheduler.CONTENT_TYPES),
+        default="json",
+        help="kube-scheduler's content type: json (default, as the recorded figures) or protobuf (kube's default)",
     )
     p.add_argument("--pods", type=int, help="measured pods of claim-template (default: half the devices)")
     p.add_argument("--duration", type=float, default=10.0, help="seconds of steady state (default 10)")
@@ -949,7 +1060,29 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="pyinstrument (wall-clock call tree, .txt) or cProfile (CPU per function, .prof for pstats)",
     )
     p.add_argument("--json", help="write the results as JSON to this file")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    settle_versions(p, args)
+    return args
+
+
+KUBE_WORKLOADS = ("claim-template", "steady-empty", "steady-half", "steady-full")
+
+
+def settle_versions(p: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """kube-scheduler's version and the stack's release; a stack kube-scheduler cannot run on is refused."""
+    if args.scheduler == "draplane":
+        args.emulated_version = args.emulated_version or "1.37"
+        return
+    args.kube_version = args.kube_version or kube_scheduler.default_version()
+    release = kube_scheduler.release_of(args.kube_version)
+    if args.emulated_version not in (None, release):
+        p.error(f"kube-scheduler {args.kube_version} needs the stack at --emulated-version {release}")
+    args.emulated_version = release
+    other = sorted(set(args.workload or ()) - set(KUBE_WORKLOADS))
+    if other:
+        p.error(f"--scheduler {args.scheduler} runs {', '.join(KUBE_WORKLOADS)}; not {', '.join(other)}")
+    if args.profile:
+        p.error("--profile profiles draplane's scheduler; use it with --scheduler draplane")
 
 
 async def main_async(args: argparse.Namespace) -> int:
@@ -960,19 +1093,38 @@ async def main_async(args: argparse.Namespace) -> int:
         await run_controller_manager(args.bus)
         return 0
     chosen = workloads(args.nodes, args.pods, args.duration)
-    names = args.workload or list(chosen)
-    if args.bus and not args.bus.startswith("kafka://") and len(names) > 1:
-        raise SystemExit("an embedded --bus holds one workload; pick one with --workload, or use --backend")
+    names = args.workload or (list(chosen) if args.scheduler == "draplane" else list(KUBE_WORKLOADS))
+    schedulers = ["draplane", "kube"] if args.scheduler == "both" else [args.scheduler]
+    if "kube" in schedulers and kube_scheduler.binary(args.kube_version)[0] is None:
+        raise SystemExit(kube_scheduler.binary(args.kube_version)[1])
+    runs = len(names) * len(schedulers)
+    if args.bus and not args.bus.startswith("kafka://") and runs > 1:
+        raise SystemExit("an embedded --bus holds one run; pick one --workload and one --scheduler, or use --backend")
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="bench-scheduler-") as tmp:
         for name in names:
-            url = bus_url(args, Path(tmp))
-            result = await Bench(url, chosen[name], args, tmp).run()
-            print(report(result), flush=True)
-            results.append(result)
+            pair: dict[str, Result] = {}
+            for scheduler in schedulers:
+                url = bus_url(args, Path(tmp))
+                result = await Bench(url, chosen[name], args, tmp, scheduler=scheduler).run()
+                print(report(result), flush=True)
+                results.append(result)
+                pair[scheduler] = result
+            if len(pair) == 2:
+                print(compare(pair["kube"], pair["draplane"]), flush=True)
     if args.json:
         write_json(args.json, results)
     return 0
+
+
+def compare(kube: Result, draplane: Result) -> str:
+    """The ratio line of one workload run by both schedulers."""
+    return kube_scheduler.comparison(
+        kube.title,
+        kube=kube_scheduler.Figures(kube.pods_per_s, kube.latency_ms["p50"]),
+        draplane=kube_scheduler.Figures(draplane.pods_per_s, draplane.latency_ms["p50"]),
+        kube_label=kube.scheduler,
+    )
 
 
 def write_json(path: str, results: Sequence[Result]) -> None:

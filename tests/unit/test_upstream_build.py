@@ -68,6 +68,12 @@ def test_the_build_module_pins_staging_modules_to_the_published_v0_release() -> 
     assert "\tk8s.io/api => k8s.io/api v0.31.14" in text
     assert "\tk8s.io/client-go => k8s.io/client-go v0.31.14" in text
     assert "go 1.22.0" in text
+    # The proxy does not serve k8s.io/kube-scheduler v0.31.14: the patch before it builds 1.31.14.
+    kube_scheduler = kube_go_mod("1.31.14", staging=["k8s.io/kube-scheduler"], go="1.22.0")
+    assert "\tk8s.io/kube-scheduler => k8s.io/kube-scheduler v0.31.13" in kube_scheduler
+    assert "k8s.io/kube-scheduler => k8s.io/kube-scheduler v0.37.2" in kube_go_mod(
+        "1.37.2", staging=["k8s.io/kube-scheduler"], go="1.26.0"
+    )
 
 
 @pytest.mark.parametrize(
@@ -185,3 +191,16 @@ def test_plain_pytest_waits_for_a_build_holding_the_lock(cache: Path, monkeypatc
     timer.join()
     assert isinstance(result, dict) and len(result) == len(DEFAULT_TARGETS)
     assert all(os.access(path, os.X_OK) for path in result.values())
+
+
+def test_the_scheduler_config_changes_only_the_connection() -> None:
+    from ops.upstreamkit.run import scheduler_config
+
+    default = scheduler_config(Path("/k/config"), content_type=None)
+    assert default == {
+        "apiVersion": "kubescheduler.config.k8s.io/v1",
+        "kind": "KubeSchedulerConfiguration",
+        "clientConnection": {"kubeconfig": "/k/config"},
+    }
+    json_config = scheduler_config(Path("/k/config"), content_type="application/json")
+    assert json_config["clientConnection"] == {"kubeconfig": "/k/config", "contentType": "application/json"}
