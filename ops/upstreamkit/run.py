@@ -148,6 +148,12 @@ async def wait_http_ok(
             await asyncio.sleep(0.5)
 
 
+def newer_apiserver_args(version: str) -> list[str]:
+    """Flags a kube-apiserver after 1.31 needs on loopback: 1.37 refuses 127.0.0.1 for its endpoint reconciler."""
+    minor = int(version.removeprefix("v").split(".")[1])
+    return ["--endpoint-reconciler-type=none"] if minor > 31 else []
+
+
 @dataclass
 class KubeApiserver:
     """A running etcd + kube-apiserver pair."""
@@ -222,6 +228,7 @@ async def kube_apiserver(
                 "--disable-admission-plugins=ServiceAccount",
                 f"--feature-gates={DRA_GATE}",
                 f"--runtime-config={DRA_RUNTIME_CONFIG}",
+                *newer_apiserver_args(version),
                 *extra_args,
             ],
             log=workdir / "kube-apiserver.log",
