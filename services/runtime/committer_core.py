@@ -44,8 +44,28 @@ GENERATE_NAME_RETRIES = 8
 MAX_GENERATED_NAME_LENGTH = 63
 FOREGROUND_FINALIZER = "foregroundDeletion"
 ORPHAN_FINALIZER = "orphan"
-# Resources whose DELETE returns the deleted object instead of a Status.
-RETURNS_DELETED_OBJECT = {("", "pods"), ("", "namespaces"), ("", "nodes")}
+# Resources whose DELETE returns the deleted object instead of a Status: the stores with ReturnDeletedObject
+# (pkg/registry/*/*/storage/storage.go, Kubernetes 1.31 and 1.37); every other kind answers a Success Status.
+RETURNS_DELETED_OBJECT = {
+    ("", "namespaces"),
+    ("", "persistentvolumeclaims"),
+    ("", "persistentvolumes"),
+    ("", "pods"),
+    ("", "podtemplates"),
+    ("", "resourcequotas"),
+    ("", "serviceaccounts"),
+    ("", "services"),
+    ("resource.k8s.io", "deviceclasses"),
+    ("resource.k8s.io", "podschedulingcontexts"),
+    ("resource.k8s.io", "resourceclaims"),
+    ("resource.k8s.io", "resourceclaimtemplates"),
+    ("resource.k8s.io", "resourceslices"),
+    ("storage.k8s.io", "csidrivers"),
+    ("storage.k8s.io", "csinodes"),
+    ("storage.k8s.io", "storageclasses"),
+    ("storage.k8s.io", "volumeattachments"),
+    ("storage.k8s.io", "volumeattributesclasses"),
+}
 NAMESPACES = ("", "namespaces")
 # Resources an update of a missing object creates (their strategies' AllowCreateOnUpdate, Kubernetes 1.31).
 CREATE_ON_UPDATE = {("", "events"), ("", "services"), ("coordination.k8s.io", "leases"), ("events.k8s.io", "events")}

@@ -252,7 +252,8 @@ def test_propagation_policy(policy: str, finalizer: str | None) -> None:
     )
     if finalizer is None:
         assert [w.type for w in o.writes] == ["DELETED"]
-        assert o.status is not None and o.status["status"] == "Success"
+        # resourceclaims' store has ReturnDeletedObject (pkg/registry/resource/resourceclaim/storage): the claim comes back
+        assert not o.return_status and o.object is not None and o.object["metadata"]["name"] == "c"
     else:
         assert [w.type for w in o.writes] == ["MODIFIED"]
         assert o.object is not None and o.object["metadata"]["finalizers"] == [finalizer]
