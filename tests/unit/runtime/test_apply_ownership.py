@@ -15,12 +15,12 @@ from typing import Any
 import pytest
 
 from services.apiserver.committer_hooks import wired_core
-from services.runtime.committer_core import CommitterCore, Outcome
+from services.runtime.committer_core import CommitterCore
+from tests.support.committing import commit_one as commit
 from topics.envelope import Request, UserInfo
 
 ADMIN = UserInfo("admin", ("system:masters",))
 _ids = itertools.count()
-_offsets = itertools.count(100)
 KEY = "coordination.k8s.io/leases/default/lease"
 
 
@@ -35,14 +35,6 @@ def apply(manager: str, labels: dict[str, str] | None) -> Request:
         patch_type="apply", options={"fieldManager": manager},
     )
 
-
-def commit(core: CommitterCore, req: Request) -> Outcome:
-    [outcome] = core.process([req])
-    for w in outcome.writes:
-        w.offset = next(_offsets)
-    core.stamp([outcome])
-    core.advance([outcome], next(_offsets))
-    return outcome
 
 
 @pytest.fixture

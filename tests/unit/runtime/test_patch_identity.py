@@ -9,12 +9,12 @@ from typing import Any
 import pytest
 
 from services.apiserver.committer_hooks import wired_core
-from services.runtime.committer_core import CommitterCore, Outcome
+from services.runtime.committer_core import CommitterCore
+from tests.support.committing import commit_one as commit
 from topics.envelope import Request, UserInfo
 
 ADMIN = UserInfo("admin", ("system:masters",))
 _ids = itertools.count()
-_offsets = itertools.count(100)
 
 
 def request(op: str, resource: str, namespace: str, name: str, **kw: Any) -> Request:
@@ -23,14 +23,6 @@ def request(op: str, resource: str, namespace: str, name: str, **kw: Any) -> Req
         user=ADMIN, reply_to="test", version="v1", **kw,
     )
 
-
-def commit(core: CommitterCore, req: Request) -> Outcome:
-    [outcome] = core.process([req])
-    for w in outcome.writes:
-        w.offset = next(_offsets)
-    core.stamp([outcome])
-    core.advance([outcome], next(_offsets))
-    return outcome
 
 
 @pytest.fixture
