@@ -131,6 +131,17 @@ class Transaction(Protocol):
         """Commit a group's consumed offsets (next offset to read) with the transaction."""
         ...
 
+    async def send_with_commit(self, records: Sequence[OutRecord]) -> None:
+        """Append records whose offsets the caller does not need, as part of the transaction.
+
+        They are appended no later than the commit and, like every record of
+        the transaction, seen only once it commits and never if it aborts. The
+        records are checked now (an unknown topic raises here). An adapter may
+        send them at once (Kafka) or write them in the commit's own step (the
+        embedded log: one write transaction fewer per transaction).
+        """
+        ...
+
 
 @runtime_checkable
 class Producer(Protocol):

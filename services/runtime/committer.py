@@ -11,7 +11,9 @@ mid-batch. The decisions themselves are pure (`committer_core`).
 
 While a batch commits, the next one is already fetched and decoded (a task
 of its own), so decoding fills the waits for the log; the request offsets are
-sent beside the records, and the replies once the offsets are in.
+sent beside the records, and the replies once the offsets are in — with the
+commit (`Transaction.send_with_commit`: on the embedded log, in the commit's
+own write).
 """
 
 from __future__ import annotations
@@ -195,8 +197,7 @@ class Committer:
         ]
         replies += [OutRecord(REPLIES, to.encode(), encode_reply(r)) for r, to in batch.bad]
         async with producer.transaction() as txn:
-            if replies:
-                await txn.send(replies)
+            await txn.send_with_commit(replies)
             await txn.send_offsets(COMMITTER_GROUP, {(REQUESTS, 0): batch.records[-1].offset + 1})
         for request in batch.requests:
             log.warning(
@@ -316,13 +317,14 @@ class Committer:
                 replies += [OutRecord(REPLIES, to.encode(), encode_reply(r)) for r, to in batch.bad]
             finally:
                 await offsets_sent  # (its error, if any, wins: it says why the transaction failed)
-            # The replies go once the offsets are in. On Kafka the broker checks a transaction's
-            # offset commit and its first write to each partition with the coordinator (KIP-890),
-            # and of two such checks of one transaction in flight at once it refuses one, retried
-            # 20 ms later; the replies' is never beside the offset commit's this way (the
-            # objects' still can be: docs/decisions/latency.md, "Kafka: a transaction's round trips").
-            if replies:
-                await txn.send(replies)
+            # The replies go once the offsets are in, and need no offsets back: on the embedded
+            # log the commit writes them in its own write transaction (one fewer per batch); on
+            # Kafka they are sent now. There the broker checks a transaction's offset commit and
+            # its first write to each partition with the coordinator (KIP-890), and of two such
+            # checks of one transaction in flight at once it refuses one, retried 20 ms later; the
+            # replies' is never beside the offset commit's this way (the objects' still can be:
+            # docs/decisions/latency.md, "Kafka: a transaction's round trips").
+            await txn.send_with_commit(replies)
         position = (max(w.offset for w in writes) + 1) if writes else self.core.index.position
         self.core.advance(outcomes, position)
         self._dirty.update(w.key for w in writes)

@@ -114,3 +114,77 @@ async def test_transactional_and_plain_producers_keep_to_their_kind(txn_bus: Bus
     transactional = await txn_bus.producer(transactional_id="t")
     with pytest.raises(BusError):
         await transactional.send([OutRecord("out", b"k", b"v")])
+
+
+async def test_records_sent_with_the_commit_are_seen_with_it_and_only_with_it(txn_bus: Bus) -> None:
+    plain = await txn_bus.producer()
+    (before,) = await plain.send([OutRecord("out", b"k", b"before")])
+    producer = await txn_bus.producer(transactional_id="writer")
+    consumer = await txn_bus.consumer("out", start=before + 1)
+    async with producer.transaction() as txn:
+        (sent,) = await txn.send([OutRecord("out", b"k", b"sent")])
+        await txn.send_with_commit([OutRecord("out", b"k", b"with-commit-1"), OutRecord("in", b"k", b"elsewhere")])
+        await txn.send_with_commit([OutRecord("out", b"k", b"with-commit-2")])
+        assert await consumer.getmany(timeout_ms=200) == []
+        assert await txn_bus.end_offset("out") == sent
+        assert await txn_bus.end_offset("in") == 0
+    (marker,) = await plain.send([OutRecord("out", b"k", b"marker")])
+    records = await read_all(consumer, await end_after(txn_bus, "out", marker))
+    assert values(records) == [b"sent", b"with-commit-1", b"with-commit-2", b"marker"]
+    assert [r.offset for r in records] == sorted(r.offset for r in records)
+    other = await txn_bus.consumer("in")
+    assert values(await read_all(other, await end_after(txn_bus, "in", -1))) == [b"elsewhere"]
+
+
+async def test_records_sent_with_the_commit_are_gone_with_an_abort(txn_bus: Bus) -> None:
+    producer = await txn_bus.producer(transactional_id="writer")
+    with pytest.raises(RuntimeError, match="changed my mind"):
+        async with producer.transaction() as txn:
+            await txn.send_with_commit([OutRecord("out", b"k", b"aborted-alone")])
+            raise RuntimeError("changed my mind")
+    with pytest.raises(RuntimeError, match="changed my mind"):
+        async with producer.transaction() as txn:
+            await txn.send([OutRecord("out", b"k", b"aborted-sent")])
+            await txn.send_with_commit([OutRecord("out", b"k", b"aborted-with-commit")])
+            raise RuntimeError("changed my mind")
+    async with producer.transaction() as txn:
+        (kept,) = await txn.send([OutRecord("out", b"k", b"kept")])
+    consumer = await txn_bus.consumer("out")
+    assert values(await read_all(consumer, await end_after(txn_bus, "out", kept))) == [b"kept"]
+
+
+async def test_a_fenced_producer_cannot_send_with_the_commit(txn_bus: Bus) -> None:
+    old = await txn_bus.producer(transactional_id="leader")
+    context = old.transaction()
+    txn = await context.__aenter__()
+    await txn.send([OutRecord("out", b"k", b"zombie-sent")])
+    await txn.send_with_commit([OutRecord("out", b"k", b"zombie-with-commit")])
+
+    new = await txn_bus.producer(transactional_id="leader")
+
+    async def zombie_commits() -> None:
+        try:
+            await txn.send_with_commit([OutRecord("out", b"k", b"zombie-after-fencing")])
+        except BaseException as exc:
+            await context.__aexit__(type(exc), exc, None)
+            raise
+        await context.__aexit__(None, None, None)
+
+    with pytest.raises(ProducerFenced):
+        await zombie_commits()
+    async with new.transaction() as txn2:
+        (last,) = await txn2.send([OutRecord("out", b"k", b"new")])
+    consumer = await txn_bus.consumer("out")
+    assert values(await read_all(consumer, await end_after(txn_bus, "out", last))) == [b"new"]
+
+
+async def test_sending_with_the_commit_to_an_unknown_topic_fails_at_once(txn_bus: Bus) -> None:
+    producer = await txn_bus.producer(transactional_id="writer")
+    async with producer.transaction() as txn:
+        with pytest.raises(BusError, match="unknown topic"):
+            await txn.send_with_commit(
+                [OutRecord("out", b"k", b"refused-with-it"), OutRecord("no-such-topic", b"k", b"v")]
+            )
+        (kept,) = await txn.send([OutRecord("out", b"k", b"kept")])
+    consumer = await txn_bus.consumer("out")
+    assert values(await read_all(consumer, await end_after(txn_bus, "out", kept))) == [b"kept"]

@@ -5,6 +5,8 @@ producer sends inside ``async with producer.transaction() as txn``: each
 ``txn.send`` appends at once (so it can return the real offsets) marked with the
 open transaction, which read_committed readers cannot see past; leaving the
 block commits (records and group offsets together) or, on an exception, aborts.
+``txn.send_with_commit`` records are written by the commit itself, in its own
+write transaction: they need no marking, and no write transaction of their own.
 See `services.bus.embedded.txns` for the coordinator's rules.
 """
 
@@ -81,7 +83,8 @@ class EmbeddedTransaction:
     """One open transaction; its records and offsets commit together.
 
     Each `send` and the commit are one write transaction of the file each,
-    run whole on the writer's thread (see `services.bus.embedded.db`).
+    run whole on the writer's thread (see `services.bus.embedded.db`); the
+    records of `send_with_commit` are appended by the commit's.
     """
 
     def __init__(self, producer: EmbeddedProducer) -> None:
@@ -89,6 +92,8 @@ class EmbeddedTransaction:
         self._shared = producer._shared
         self._txn: int | None = None
         self._offsets: dict[tuple[str, str, int], int] = {}  # (group, topic, partition) -> offset
+        self._with_commit: list[OutRecord] = []  # appended by the commit (send_with_commit)
+        self._with_commit_pids: dict[tuple[str, int], int] = {}
 
     async def send(self, records: Sequence[OutRecord]) -> list[int]:
         producer = self._producer
@@ -127,20 +132,39 @@ class EmbeddedTransaction:
         for (topic, partition), offset in offsets.items():
             self._offsets[(stored_group, self._shared.stored(topic), partition)] = offset
 
+    async def send_with_commit(self, records: Sequence[OutRecord]) -> None:
+        """Checked now, appended by the commit's write transaction (already committed there: no marking)."""
+        self._producer._check_usable()
+        if not records:
+            return
+        self._with_commit_pids.update(await self._shared.check_records(records))
+        self._with_commit.extend(records)
+
     async def commit(self) -> None:
         producer = self._producer
         producer._check_usable()
         assert producer._tid is not None and producer._epoch is not None
         rows = [(g, t, p, o) for (g, t, p), o in self._offsets.items()]
         try:
-            written = await self._shared.db.write_sync(_commit, producer._tid, producer._epoch, self._txn, rows)
+            written = await self._shared.db.write_sync(
+                _commit,
+                producer._tid,
+                producer._epoch,
+                self._txn,
+                rows,
+                self._with_commit,
+                self._with_commit_pids,
+                now_ms(),
+            )
         except ProducerFenced as exc:
             producer._note(exc)
             raise
         self._txn = None
+        self._with_commit = []
         self._shared.wake_partitions(written)
 
     async def abort(self) -> None:
+        self._with_commit = []  # never written
         if self._txn is None:
             return
         producer = self._producer
@@ -169,11 +193,22 @@ def _send(
 
 
 def _commit(
-    conn: sqlite3.Connection, tid: str, epoch: int, txn: int | None, offsets: list[tuple[str, str, int, int]]
+    conn: sqlite3.Connection,
+    tid: str,
+    epoch: int,
+    txn: int | None,
+    offsets: list[tuple[str, str, int, int]],
+    with_commit: Sequence[OutRecord],
+    pids: dict[tuple[str, int], int],
+    now: int,
 ) -> set[int]:
-    """Commit: check the epoch, make the records visible, store the group offsets."""
+    """Commit: check the epoch, make the records visible, append those sent with the commit, store the group
+    offsets. Returns the partition ids written."""
     txns.check_epoch(conn, tid, epoch)
     written = txns.commit(conn, txn) if txn is not None else set()
+    if with_commit:
+        # Appended unmarked: this write transaction makes them visible with the rest, or none of it.
+        written.update(append(conn, with_commit, pids=pids, txn=None, now=now).first)
     if offsets:
         conn.executemany(GROUP_OFFSETS_SQL, offsets)
     return written

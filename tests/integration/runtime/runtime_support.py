@@ -2,7 +2,8 @@
 
 `StallingBus` wraps a real bus and hands out transactional producers whose
 transactions can be held *inside* the transaction — after the committer has
-sent a batch's object records and replies, before it commits. A test arms it, waits until a committer is held there, and then
+sent a batch's object records and replies (on the embedded log, handed the
+replies to the commit), before it commits. A test arms it, waits until a committer is held there, and then
 kills, cancels or fences that committer: a crash mid-batch at a known point.
 It also records how each held transaction ended, so a test can see a zombie's
 commit refused. `services.runtime.committer` is used unchanged.
@@ -128,12 +129,19 @@ class _StallingTransaction:
 
     async def send(self, records: Sequence[OutRecord]) -> list[int]:
         offsets = await self._inner.send(records)
-        # The committer sends a batch's replies last: its records are all in the log, uncommitted.
+        await self._maybe_hold(records)
+        return offsets
+
+    async def send_with_commit(self, records: Sequence[OutRecord]) -> None:
+        await self._inner.send_with_commit(records)
+        await self._maybe_hold(records)
+
+    async def _maybe_hold(self, records: Sequence[OutRecord]) -> None:
+        # The committer sends a batch's replies last: its records are all sent, uncommitted.
         owner = self._context._owner
         if records and records[0].topic == REPLIES and owner._take_hold():
             self._context._held = True
             await owner.release.wait()
-        return offsets
 
     async def send_offsets(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
         await self._inner.send_offsets(group, offsets)
