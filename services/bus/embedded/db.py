@@ -23,6 +23,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
@@ -34,6 +35,7 @@ from typing import Any, TypeVar
 from services.bus.embedded.schema import CONNECTION_PRAGMAS, DDL, PAGE_SIZE, SCHEMA_VERSION
 from services.bus.port import BusError, BusUnavailable
 
+log = logging.getLogger(__name__)
 Params = Sequence[Any] | dict[str, Any]
 T = TypeVar("T")
 
@@ -123,6 +125,18 @@ def _in_transaction(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any, 
             conn.execute("ROLLBACK")
         raise
     conn.execute("COMMIT")
+    return result
+
+
+def _in_transaction_then(
+    conn: sqlite3.Connection, then: Callable[[T], None], fn: Callable[..., T], *args: Any, **kwargs: Any
+) -> T:
+    """`_in_transaction`, then ``then(result)`` once it committed (an error there is logged, not raised)."""
+    result = _in_transaction(conn, fn, *args, **kwargs)
+    try:
+        then(result)
+    except Exception:
+        log.exception("embedded log: after a commit")
     return result
 
 
@@ -234,6 +248,20 @@ class Database:
         async with self._write_lock:
             with translate_errors("write failed"):
                 return await conn.run(_in_transaction, fn, *args, **kwargs)
+
+    async def write_sync_then(self, then: Callable[[T], None], fn: Callable[..., T], *args: Any) -> T:
+        """`write_sync`, and ``then(fn's result)`` on the writer's thread as soon as the write committed.
+
+        Why: what must follow a commit at once — telling the other processes
+        (`Peers.announce`) — then happens before the result's hop back to the
+        event loop, and off the event loop's thread.
+        """
+        conn = self._writer
+        if conn is None:
+            raise BusError("the embedded bus is not started")
+        async with self._write_lock:
+            with translate_errors("write failed"):
+                return await conn.run(_in_transaction_then, then, fn, *args)
 
     async def read_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(sqlite3_connection, *args, **kwargs)`` on the event loop's own thread, or the reader's when busy.

@@ -25,6 +25,7 @@ import logging
 import os
 import secrets
 import socket
+import threading
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
@@ -68,6 +69,8 @@ class Peers:
         self._listed_at = float("-inf")
         self.sent = 0
         self.received = 0
+        # announce runs on the event loop's thread and on the writer's (a transaction's commit).
+        self._sending = threading.Lock()
 
     @property
     def active(self) -> bool:
@@ -93,7 +96,8 @@ class Peers:
         self._loop.add_reader(sock.fileno(), self._readable)
 
     def close(self) -> None:
-        sock, self._sock = self._sock, None
+        with self._sending:  # not while the writer's thread sends on it
+            sock, self._sock = self._sock, None
         if sock is None:
             return
         if self._loop is not None:
@@ -104,21 +108,22 @@ class Peers:
             os.unlink(self._path)
 
     def announce(self, pids: Iterable[int]) -> None:
-        """Tell every other bus on the file that ``pids`` have new committed records."""
-        sock = self._sock
-        if sock is None:
-            return
+        """Tell every other bus on the file that ``pids`` have new committed records (from any thread)."""
         payload = encode_pids(pids)
         if not payload:
             return
-        for peer in self._current_peers():
-            try:
-                sock.sendto(payload, peer)
-                self.sent += 1
-            except (ConnectionRefusedError, FileNotFoundError):  # its process is gone
-                self._forget(peer)
-            except OSError:  # a full buffer (it has wake-ups pending) or a transient error: the poll covers it
-                pass
+        with self._sending:
+            sock = self._sock
+            if sock is None:
+                return
+            for peer in self._current_peers():
+                try:
+                    sock.sendto(payload, peer)
+                    self.sent += 1
+                except (ConnectionRefusedError, FileNotFoundError):  # its process is gone
+                    self._forget(peer)
+                except OSError:  # a full buffer (it has wake-ups pending) or a transient error: the poll covers it
+                    pass
 
     def _readable(self) -> None:
         sock = self._sock

@@ -146,7 +146,9 @@ class EmbeddedTransaction:
         assert producer._tid is not None and producer._epoch is not None
         rows = [(g, t, p, o) for (g, t, p), o in self._offsets.items()]
         try:
-            written = await self._shared.db.write_sync(
+            # The other processes are told on the writer's thread, right after the commit (see write_sync_then).
+            written = await self._shared.db.write_sync_then(
+                self._shared.peers.announce,
                 _commit,
                 producer._tid,
                 producer._epoch,
@@ -161,7 +163,7 @@ class EmbeddedTransaction:
             raise
         self._txn = None
         self._with_commit = []
-        self._shared.wake_partitions(written)
+        self._shared.wake_local(written)
 
     async def abort(self) -> None:
         self._with_commit = []  # never written

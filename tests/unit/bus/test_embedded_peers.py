@@ -95,6 +95,17 @@ async def test_a_transaction_commit_wakes_a_consumer_of_another_bus_at_once(
     assert [r.value for r in await read] == [b"committed"]
 
 
+async def test_records_sent_with_the_commit_wake_a_consumer_of_another_bus_at_once(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    writer, reader = two_buses
+    read = await waiting_read(reader, "objects")
+    producer = await writer.producer(transactional_id="committer")
+    async with producer.transaction() as txn:
+        await txn.send_with_commit([OutRecord("objects", b"k", b"with-the-commit")])
+    assert [r.value for r in await read] == [b"with-the-commit"]
+
+
 async def test_a_lost_wake_up_is_made_up_for_by_the_poll(short_dir: Path) -> None:
     path = short_dir / "bus.db"
     writer = await start(f"sqlite://{path}?{NO_POLL}")

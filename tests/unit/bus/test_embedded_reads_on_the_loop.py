@@ -57,3 +57,33 @@ async def test_other_read_errors_say_the_log_is_unavailable(tmp_path: Path) -> N
             await db.read_now(broken)
     finally:
         await db.close()
+
+
+async def test_what_follows_a_write_runs_on_the_writer_thread_once_it_committed(tmp_path: Path) -> None:
+    db = Database(tmp_path / "bus.db")
+    await db.open()
+    seen: list[tuple[int, str]] = []
+
+    def write(conn: sqlite3.Connection, value: int) -> int:
+        conn.execute("CREATE TABLE IF NOT EXISTS t (v INTEGER)")
+        conn.execute("INSERT INTO t (v) VALUES (?)", (value,))
+        return value
+
+    def committed(value: int) -> None:
+        other = sqlite3.connect(db.path)  # another connection sees the write: it committed
+        try:
+            (count,) = other.execute("SELECT count(*) FROM t WHERE v = ?", (value,)).fetchone()
+        finally:
+            other.close()
+        seen.append((count, threading.current_thread().name))
+        if value == 2:
+            raise RuntimeError("what follows a commit failed")
+
+    try:
+        assert await db.write_sync_then(committed, write, 1) == 1
+        assert seen == [(1, seen[0][1])]
+        assert seen[0][1] != threading.current_thread().name
+        assert await db.write_sync_then(committed, write, 2) == 2  # its failure does not undo the write
+        assert seen[1][0] == 1
+    finally:
+        await db.close()
