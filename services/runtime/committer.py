@@ -318,9 +318,9 @@ class Committer:
                 await offsets_sent  # (its error, if any, wins: it says why the transaction failed)
             # The replies go once the offsets are in. On Kafka the broker checks a transaction's
             # offset commit and its first write to each partition with the coordinator (KIP-890),
-            # and of two such checks of one transaction in flight at once it refuses one, retried
-            # 20 ms later; the replies' is never beside the offset commit's this way (the
-            # objects' still can be: docs/decisions/latency.md, "Kafka: a transaction's round trips").
+            # and of two such checks of one transaction waiting at once it refuses one, retried
+            # 20 ms later; the replies' is never beside the offset commit's this way (and the
+            # Kafka producer sends the offset commit once the objects are in: its module docstring).
             if replies:
                 await txn.send(replies)
         position = (max(w.offset for w in writes) + 1) if writes else self.core.index.position
