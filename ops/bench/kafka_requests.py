@@ -18,12 +18,18 @@ committer's transactional id: each request type per committed transaction
 (each one a client retry), and the timeline of a transaction — first
 transactional request to EndTxn answered, and to its markers written (when
 read_committed consumers can see it). ``WRITE_TXN_MARKERS`` counts every
-transaction on the broker, not only the committer's.
+transaction on the broker, not only the committer's. Last, where the wait
+between a commit and its readers goes (``ops/bench/latency.py`` calls it
+"commit → seen by another process", from the record's append time): the
+committer's ``objects`` write answered → the transaction's markers written →
+each reader's Fetch of ``objects`` answered with it; what is left of that
+figure is the readers' own processes.
 """
 
 from __future__ import annotations
 
 import argparse
+import bisect
 import json
 import re
 import statistics
@@ -131,13 +137,62 @@ def timeline(rows: Sequence[Logged]) -> list[str]:
     return out
 
 
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * q))] if ordered else float("nan")
+
+
+def visibility(rows: Sequence[Logged], objects: str) -> list[str]:
+    """The committer's `objects` writes answered → markers written → each reader's Fetch answered with them."""
+    writes: list[tuple[float, int]] = []  # (answered, base offset)
+    markers: list[float] = []
+    fetches: dict[str, list[tuple[float, int]]] = defaultdict(list)  # connection → (answered, last stable offset)
+    for r in rows:
+        response = r.body.get("response") or {}
+        if r.api == "PRODUCE" and r.committer:
+            for topic in response.get("responses", []):
+                if topic.get("name", "").endswith(objects):
+                    writes += [(r.end_ms, p["baseOffset"]) for p in topic["partitionResponses"] if p["errorCode"] == 0]
+        elif r.api == "WRITE_TXN_MARKERS":
+            markers.append(r.end_ms)
+        elif r.api == "FETCH" and (r.body.get("request") or {}).get("replicaId", -1) < 0:
+            for topic in response.get("responses", []):
+                if topic.get("topic", "").endswith(objects):
+                    fetches[r.body["connection"]] += [(r.end_ms, p["lastStableOffset"]) for p in topic["partitions"]]
+    markers.sort()
+    to_markers: list[float] = []
+    to_fetch: list[float] = []
+    markers_to_fetch: list[float] = []
+    for answered, offset in writes:
+        i = bisect.bisect_left(markers, answered)
+        if i == len(markers):
+            continue
+        to_markers.append(markers[i] - answered)
+        for reads in fetches.values():
+            seen = next((end for end, stable in reads if stable > offset and end >= answered), None)
+            if seen is not None:
+                to_fetch.append(seen - answered)
+                markers_to_fetch.append(seen - markers[i])
+    spans = {
+        "objects written → markers written": to_markers,
+        "objects written → a reader's Fetch answered": to_fetch,
+        "markers written → that Fetch answered": markers_to_fetch,
+    }
+    return [
+        f"  {name:<44} p50 {percentile(v, 0.5):6.1f} ms  p90 {percentile(v, 0.9):6.1f} ms  (n={len(v)})"
+        for name, v in spans.items()
+        if v
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("log", help="the broker's log with kafka.request.logger at DEBUG")
     p.add_argument("--committer", default="draplane-committer", help="the transactional id's suffix")
+    p.add_argument("--objects", default="objects", help="the objects topic's name (its stored name ends with it)")
     args = p.parse_args(argv)
     rows = list(read_log(args.log, args.committer))
-    print("\n".join([*summary(rows), *timeline(rows)]))
+    print("\n".join([*summary(rows), *timeline(rows), *visibility(rows, args.objects)]))
     return 0
 
 

@@ -321,9 +321,9 @@ class Committer:
             # log the commit writes them in its own write transaction (one fewer per batch); on
             # Kafka they are sent now. There the broker checks a transaction's offset commit and
             # its first write to each partition with the coordinator (KIP-890), and of two such
-            # checks of one transaction in flight at once it refuses one, retried 20 ms later; the
-            # replies' is never beside the offset commit's this way (the objects' still can be:
-            # docs/decisions/latency.md, "Kafka: a transaction's round trips").
+            # checks of one transaction waiting at once it refuses one, retried 20 ms later; the
+            # replies' is never beside the offset commit's this way (and the Kafka producer sends
+            # the offset commit once the objects are in: its module docstring).
             await txn.send_with_commit(replies)
         position = (max(w.offset for w in writes) + 1) if writes else self.core.index.position
         self.core.advance(outcomes, position)

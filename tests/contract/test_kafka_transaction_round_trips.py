@@ -1,4 +1,5 @@
-"""The round trips of a Kafka transaction: partitions added once, at begin; a prompt retry after a commit.
+"""The round trips of a Kafka transaction: partitions added once, at begin; a prompt retry after a commit;
+the offset commit after the writes in flight.
 
 A committer batch writes the same partitions (`objects`, `replies`) in every
 transaction. aiokafka adds a partition to a transaction (AddPartitionsToTxn) at
@@ -6,7 +7,10 @@ its first send, so the second partition waited for a second request. The
 adapter adds every partition the producer's earlier transactions wrote in one
 request at ``begin`` (`services.bus.kafka.producer`), and retries the
 coordinator's CONCURRENT_TRANSACTIONS at a transaction's start after
-`CONCURRENT_RETRY_S` rather than aiokafka's fixed 20 ms. The requests are
+`CONCURRENT_RETRY_S` rather than aiokafka's fixed 20 ms. It sends a
+transaction's TxnOffsetCommit once the writes in flight are answered, so that
+the broker's checks of the two (KIP-890) never wait to be sent at once, where
+the broker refuses the older one. The requests are
 counted by a wrapper around the aiokafka client's ``send``; the records are
 read back, so the guarantees (atomic commit, aborts never read) are checked on
 the same path.
@@ -14,6 +18,8 @@ the same path.
 
 from __future__ import annotations
 
+import asyncio
+import time
 import uuid
 from collections import Counter
 from types import SimpleNamespace
@@ -26,6 +32,7 @@ from contract_support import end_after, read_all, values
 
 from services.bus import Bus, OutRecord, TopicSpec, open_bus
 from services.bus.kafka.producer import CONCURRENT_RETRY_S, KafkaProducer, _PromptAddPartitions
+from tests.support.eventually import eventually
 
 pytestmark = pytest.mark.kafka
 
@@ -71,6 +78,32 @@ class Requests:
 
     def count(self, prefix: str) -> int:
         return sum(n for name, n in self.sent.items() if name.startswith(prefix))
+
+
+class Timeline:
+    """Each request a producer's aiokafka client sends: (name, sent, answered), monotonic seconds.
+
+    Produce answers are held back by `produce_delay_s`, as a broker that takes
+    long over a check would.
+    """
+
+    def __init__(self, producer: KafkaProducer, *, produce_delay_s: float) -> None:
+        self.requests: list[tuple[str, float, float]] = []
+        client = producer._producer.client
+        send = client.send
+
+        async def timed(node_id: int, request: Any, **kwargs: Any) -> Any:
+            name, sent = type(request).__name__, time.monotonic()
+            response = await send(node_id, request, **kwargs)
+            if name.startswith("ProduceRequest"):
+                await asyncio.sleep(produce_delay_s)
+            self.requests.append((name, sent, time.monotonic()))
+            return response
+
+        client.send = timed
+
+    def of(self, prefix: str) -> list[tuple[float, float]]:
+        return [(sent, answered) for name, sent, answered in self.requests if name.startswith(prefix)]
 
 
 async def test_a_transaction_adds_the_partitions_of_earlier_ones_in_one_request_at_begin(kafka_bus: Bus) -> None:
@@ -129,6 +162,30 @@ async def test_an_aborted_transaction_forgets_the_partitions(kafka_bus: Bus) -> 
     assert requests.additions() == [{"out"}]
     out = await kafka_bus.consumer("out")
     assert values(await read_all(out, await end_after(kafka_bus, "out", offset))) == [b"kept", b"after"]
+    await producer.close()
+
+
+async def test_the_offset_commit_goes_once_the_writes_in_flight_are_answered(kafka_bus: Bus) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    assert isinstance(producer, KafkaProducer)
+    async with producer.transaction() as txn:  # `out` is added at begin from the next transaction on
+        await txn.send([OutRecord("out", b"k", b"0")])
+    timeline = Timeline(producer, produce_delay_s=0.2)
+    async with producer.transaction() as txn:
+        # As the committer does: the offsets beside the records, not after them.
+        offsets = asyncio.create_task(txn.send_offsets("readers", {("in", 0): 1}))
+        (offset,) = await txn.send([OutRecord("out", b"k", b"1")])
+        await offsets
+    ((_, produce_answered),) = timeline.of("ProduceRequest")
+    ((add_offsets_sent, _),) = timeline.of("AddOffsetsToTxnRequest")
+    ((commit_sent, _),) = timeline.of("TxnOffsetCommitRequest")
+    assert add_offsets_sent < produce_answered  # the group is still added beside the write
+    assert commit_sent >= produce_answered  # its offsets once the write is in
+    out = await kafka_bus.consumer("out")
+    assert values(await read_all(out, await end_after(kafka_bus, "out", offset))) == [b"0", b"1"]
+    member = await kafka_bus.join_group("readers", "in")  # the offsets are in the transaction, as before
+    await eventually(member.committed, until=lambda at: at == 1, what="the committed offset", interval=0.02)
+    await member.close()
     await producer.close()
 
 

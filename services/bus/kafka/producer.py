@@ -39,6 +39,21 @@ docs/decisions/latency.md), so a transactional producer trims two of them:
   EndTxn returns); aiokafka retries after a fixed 20 ms (`BACKOFF_OVERRIDE`,
   KAFKA-5477), longer than the wait it covers. This producer retries that
   case after `CONCURRENT_RETRY_S`; every other answer is handled as aiokafka does.
+
+And it keeps the broker from refusing a write it would have taken. With
+``transaction.partition.verification.enable`` (KIP-890 part 1, on by default)
+the broker checks a transaction's offset commit and its first write to each
+partition with the coordinator before it appends them, and it keeps at most
+one check per transactional id waiting to be sent: a second one arriving
+before the first went out replaces it, and the first is answered
+NETWORK_EXCEPTION, which reaches this client as NOT_ENOUGH_REPLICAS (Produce)
+or COORDINATOR_NOT_AVAILABLE (TxnOffsetCommit), retried 20 ms later (the
+offset commit after a new FindCoordinator too). So **the offset commit waits
+for the transaction's writes in flight**: aiokafka still adds the group
+(AddOffsetsToTxn, the coordinator's own state change, never checked) beside
+them, and sends TxnOffsetCommit once they are answered — and with them their
+checks. (A first write sent while the offset commit is in flight can meet it
+the same way: the committer sends its replies after the offsets.)
 """
 
 from __future__ import annotations
@@ -82,6 +97,28 @@ class _PromptAddPartitions(AddPartitionsToTxnHandler):
             for_code(code) is ConcurrentTransactions for _, partitions in resp.errors for _, code in partitions
         )
         return min(backoff, CONCURRENT_RETRY_S) if concurrent else backoff
+
+
+def _offsets_after_writes(producer: AIOKafkaProducer, writes: Mapping[asyncio.Future[object], TopicPartition]) -> None:
+    """Make this producer's sender send TxnOffsetCommit once `writes` in flight then are answered (this instance only).
+
+    Only writes whose partitions are in the transaction are waited for: a write to a
+    partition still to be added waits for AddPartitionsToTxn, which this request would
+    hold up. aiokafka adds pending partitions before it commits offsets, so there is none
+    when this starts, unless a send raced it.
+    """
+    sender = producer._sender
+    manager = producer._txn_manager
+    commit_offsets = sender._do_txn_offset_commit
+
+    async def txn_offset_commit(offsets: Any, group_id: str) -> Any:
+        added = manager.txn_partitions
+        in_flight = [f for f, tp in writes.items() if not f.done() and tp in added]
+        if in_flight:
+            await asyncio.wait(in_flight)
+        return await commit_offsets(offsets, group_id)
+
+    sender._do_txn_offset_commit = txn_offset_commit
 
 
 def _prompt_add_partitions(producer: AIOKafkaProducer) -> None:
@@ -132,6 +169,10 @@ class KafkaProducer:
         self._retired: set[asyncio.Task[None]] = set()
         # Partitions this producer's transactions wrote: each next transaction adds them at its start.
         self._txn_partitions: set[TopicPartition] = set()
+        # This producer's writes not yet answered, and their partitions: an offset commit waits for them.
+        self._writes: dict[asyncio.Future[object], TopicPartition] = {}
+        if transactional:
+            _offsets_after_writes(producer, self._writes)
 
     @classmethod
     async def create(cls, context: KafkaContext, *, transactional_id: str | None) -> KafkaProducer:
@@ -237,11 +278,20 @@ class KafkaProducer:
             self._txn_partitions.update(TopicPartition(stored(t), p) for t, p in by_partition)
         return offsets
 
+    def _sent(self, future: asyncio.Future[object], tp: TopicPartition) -> asyncio.Future[object]:
+        """A write handed to aiokafka: a transaction's is remembered until answered (see `_offsets_after_writes`)."""
+        if self._transactional:
+            writes = self._writes
+            writes[future] = tp
+            future.add_done_callback(lambda done: writes.pop(done, None))
+        return future
+
     async def _send_partition(
         self, topic: str, partition: int, indexes: list[int], records: Sequence[OutRecord]
     ) -> list[tuple[list[int], asyncio.Future[object]]]:
         """Send one partition's records; returns (record indexes, batch future) pairs."""
         producer, stored = self._producer, self._context.stored(topic)
+        tp = TopicPartition(stored, partition)
         sent: list[tuple[list[int], asyncio.Future[object]]] = []
         if len(indexes) <= SHARED_BATCH_MAX:
             # A few records join the partition's open batch, shared with other concurrent
@@ -250,7 +300,8 @@ class KafkaProducer:
             with translated("send"):
                 for i in indexes:
                     record = records[i]
-                    sent.append(([i], await producer.send(stored, record.value, key=record.key, partition=partition)))
+                    future = await producer.send(stored, record.value, key=record.key, partition=partition)
+                    sent.append(([i], self._sent(future, tp)))
             return sent
         batch, in_batch = producer.create_batch(), list[int]()
         for i in indexes:
@@ -259,14 +310,16 @@ class KafkaProducer:
                 if not in_batch:
                     raise BusError(f"record {i} for {topic!r} is larger than max_batch_size")
                 with translated("send"):
-                    sent.append((in_batch, await producer.send_batch(batch, stored, partition=partition)))
+                    future = await producer.send_batch(batch, stored, partition=partition)
+                    sent.append((in_batch, self._sent(future, tp)))
                 batch, in_batch = producer.create_batch(), list[int]()
                 if batch.append(key=record.key, value=record.value, timestamp=None) is None:
                     raise BusError(f"record {i} for {topic!r} is larger than max_batch_size")
             in_batch.append(i)
         if in_batch:
             with translated("send"):
-                sent.append((in_batch, await producer.send_batch(batch, stored, partition=partition)))
+                future = await producer.send_batch(batch, stored, partition=partition)
+                sent.append((in_batch, self._sent(future, tp)))
         return sent
 
 
