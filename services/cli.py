@@ -3,7 +3,9 @@
 `main` is also where every command's failures are rendered, once: a
 `CommandError` or a bus failure is one ``error: …`` line on stderr with exit
 status 1, a closed stdout (``draplane replay | head -1``) ends the command
-quietly, and Ctrl-C ends it with 130 — never a traceback.
+quietly, and Ctrl-C ends it with 130 — never a traceback. (A long-running
+command takes SIGINT and SIGTERM itself, as a request to stop cleanly, and
+exits 0: `services.cmd.stopping`.)
 """
 
 from __future__ import annotations

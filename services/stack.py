@@ -150,12 +150,13 @@ class LocalStack:
         )
         await self.apiserver.start()
         await self.apiserver.wait_ready()
+        # Each closer is registered before its start: a start cut short (a signal) is closed all the same.
         self.bus = open_bus(cfg.bus_url)
-        await self.bus.start()
         self._closers.append(self.bus.close)
+        await self.bus.start()
         self.informer = Informer(self.bus, snapshot=SnapshotStore(cfg.data_dir / "components" / "view.db"))
-        await self.informer.start()
         self._closers.append(self.informer.stop)
+        await self.informer.start()
         await self.informer.wait_synced(120)
         await self._ensure_device_class()
         if cfg.controller_manager:

@@ -8,14 +8,15 @@ on a log elsewhere, several apiservers may share one log by design.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import contextlib
 from pathlib import Path
+
+from aiohttp import web
 
 from services.apiserver.http.auth import TokenAuthenticator
 from services.apiserver.service import Apiserver, ApiserverConfig
 from services.bus.urls import SqliteTarget, parse_bus_url
-from services.cmd import data_lock
+from services.cmd import data_lock, stopping
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
@@ -108,8 +109,10 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, config: ApiserverConfig, *, lock: data_lock.DataDirLock | None, scheme: str) -> int:
     async def main() -> int:
         server = Apiserver(config)
-        metrics = None
-        try:
+        metrics: web.AppRunner | None = None
+
+        async def start() -> None:
+            nonlocal metrics
             with listening(config.host, config.port):
                 await server.start()
             if lock is not None:
@@ -117,6 +120,9 @@ def _run(args: argparse.Namespace, config: ApiserverConfig, *, lock: data_lock.D
             if args.metrics_listen:
                 metrics = await serve_metrics(args.metrics_listen, [], checks=server.checks())
             await server.wait_ready()
+
+        try:
+            await stopping.unless_stopped(start())
             print(f"apiserver ready on {server.port}", flush=True)
             return await until_signalled_or_died(server.tasks, name="apiserver")
         finally:
@@ -124,4 +130,4 @@ def _run(args: argparse.Namespace, config: ApiserverConfig, *, lock: data_lock.D
             if metrics is not None:
                 await metrics.cleanup()
 
-    return asyncio.run(main())
+    return stopping.run(main)

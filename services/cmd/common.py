@@ -8,17 +8,19 @@ import contextlib
 import errno
 import logging
 import os
-import signal
 import socket
 from collections.abc import Iterator
 
 from services.api.types.served import RuntimeConfigError, ServedVersions, parse_runtime_config
+from services.bus.port import Bus
 from services.bus.urls import SqliteTarget, parse_bus_url
+from services.cmd import stopping
 from services.cmd.errors import CommandError
 from services.kube.emulated_version import EmulatedVersionError, flag_help, parse_emulated_version
 from services.kube.feature_gates import FeatureGateError, FeatureGates
 from services.runtime import logs
 from services.runtime.supervised import Supervised
+from topics.declarations import declarations
 
 log = logging.getLogger(__name__)
 
@@ -164,19 +166,20 @@ def _reason(exc: OSError) -> str:
     return os.strerror(exc.errno).lower() if exc.errno else str(exc)
 
 
-async def run_until_signalled() -> None:
-    """Block until SIGINT or SIGTERM."""
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
+async def start_bus(bus: Bus) -> None:
+    """A component's start: ``bus`` started, draplane's topics declared on it (`stopping.unless_stopped`)."""
+    await bus.start()
+    await bus.ensure_topics(declarations())
 
 
 async def until_signalled_or_died(*groups: Supervised, name: str) -> int:
     """Block until SIGINT or SIGTERM (0), or until a task of ``groups`` dies (1: the process must not run on
-    half-dead; its supervisor restarts it)."""
-    signalled = asyncio.create_task(run_until_signalled())
+    half-dead; its supervisor restarts it).
+
+    A signal that came before this was called counts: it returns 0 at once
+    (the handlers are in place from the command's start on: `stopping`).
+    """
+    signalled = asyncio.ensure_future(stopping.requested().wait())
     deaths = [asyncio.create_task(group.wait_death()) for group in groups]
     try:
         done, _ = await asyncio.wait({signalled, *deaths}, return_when=asyncio.FIRST_COMPLETED)

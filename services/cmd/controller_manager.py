@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import asyncio
 import socket
 from pathlib import Path
 
 from services.bus import open_bus
+from services.cmd import stopping
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
@@ -15,6 +15,7 @@ from services.cmd.common import (
     default_bus,
     json_logs,
     parse_gates,
+    start_bus,
 )
 from services.cmd.component import run_component
 from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
@@ -22,7 +23,6 @@ from services.controllers.manager import DEFAULT_CLAIM_WORKERS, ControllerManage
 from services.kube.leader_election import CONTROLLER_MANAGER_LEASE
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
-from topics.declarations import declarations
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -49,9 +49,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         bus = open_bus(url)
-        await bus.start()
-        await bus.ensure_topics(declarations())
         try:
+            await stopping.unless_stopped(start_bus(bus))
             manager = ControllerManager(
                 bus,
                 gates=gates,
@@ -66,4 +65,4 @@ def run(args: argparse.Namespace) -> int:
         finally:
             await bus.close()
 
-    return asyncio.run(main())
+    return stopping.run(main)

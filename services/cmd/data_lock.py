@@ -16,6 +16,8 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import signal
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,12 +97,30 @@ def acquire(data: Path, *, address: str) -> DataDirLock:
 
 @contextlib.contextmanager
 def holding(data: Path, *, address: str) -> Iterator[DataDirLock]:
-    """`acquire` for the duration of a ``with`` block."""
-    lock = acquire(data, address=address)
+    """`acquire` for the duration of a ``with`` block.
+
+    Meanwhile SIGTERM is Ctrl-C (``KeyboardInterrupt``) where no event loop
+    takes it (`services.cmd.stopping`), so that the file is emptied however
+    its holder is asked to stop (only SIGKILL leaves it behind).
+    """
+    with _sigterm_interrupts():
+        lock = acquire(data, address=address)
+        try:
+            yield lock
+        finally:
+            lock.release()
+
+
+@contextlib.contextmanager
+def _sigterm_interrupts() -> Iterator[None]:
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield  # signals are the main thread's; a handler in place stays
+        return
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        yield lock
+        yield
     finally:
-        lock.release()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _write(fd: int, holder: Holder) -> None:

@@ -17,11 +17,11 @@ closed; slices deleted with ``--decommission-on-exit``).
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from pathlib import Path
 
 from services.bus import open_bus
+from services.cmd import stopping
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
@@ -29,6 +29,7 @@ from services.cmd.common import (
     default_bus,
     json_logs,
     parse_gates,
+    start_bus,
 )
 from services.cmd.component import run_component
 from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
@@ -44,7 +45,6 @@ from services.driver.profiles import (
 from services.driver.service import DEFAULT_DRIVER, DriverOptions, DriverService, controller_lease_name
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
-from topics.declarations import declarations
 
 PROFILE_ENV = "DRIVER_PROFILE"
 """The environment variable ``--driver-profile`` defaults to (a compose service's ``environment``)."""
@@ -190,13 +190,12 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         bus = open_bus(url)
-        await bus.start()
         try:
-            await bus.ensure_topics(declarations())
+            await stopping.unless_stopped(start_bus(bus))
             snapshot = SnapshotStore(options.state_dir / "driver" / f"{options.driver}-view.db")
             service = DriverService(bus, options, snapshot=snapshot)
             if args.decommission:
-                await service.decommission()
+                await stopping.unless_stopped(service.decommission())
                 return 0
             return await run_component(
                 "driver", service.run(), [service.registry], args.metrics_listen, service.ready.is_set
@@ -204,4 +203,4 @@ def run(args: argparse.Namespace) -> int:
         finally:
             await bus.close()
 
-    return asyncio.run(main())
+    return stopping.run(main)

@@ -13,12 +13,12 @@ sockets live in ``<state-dir>/plugins``). SIGTERM and SIGINT stop it.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 from pathlib import Path
 
 from services.bus import open_bus
 from services.bus.port import Bus
+from services.cmd import stopping
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
@@ -26,6 +26,7 @@ from services.cmd.common import (
     default_bus,
     json_logs,
     parse_gates,
+    start_bus,
 )
 from services.cmd.component import run_component
 from services.cmd.driver import default_state_dir
@@ -34,7 +35,6 @@ from services.nodeagent.node_lease import RENEW_INTERVAL
 from services.nodeagent.node_object import DEFAULT_CAPACITY
 from services.runtime.logs import setup_logging
 from services.runtime.snapshot import SnapshotStore
-from topics.declarations import declarations
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -101,12 +101,11 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         bus = open_bus(url)
-        await bus.start()
         try:
-            await bus.ensure_topics(declarations())
+            await stopping.unless_stopped(start_bus(bus))
             agent = agent_from(bus, args)
             return await run_component("nodeagent", agent.run(), [], args.metrics_listen, agent.ready.is_set)
         finally:
             await bus.close()
 
-    return asyncio.run(main())
+    return stopping.run(main)

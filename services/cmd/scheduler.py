@@ -8,6 +8,7 @@ import socket
 from pathlib import Path
 
 from services.bus import open_bus
+from services.cmd import stopping
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
@@ -15,6 +16,7 @@ from services.cmd.common import (
     default_bus,
     json_logs,
     parse_gates,
+    start_bus,
 )
 from services.cmd.component import run_component
 from services.cmd.leader_election_flags import add_leader_election_arguments, leader_election_from
@@ -30,7 +32,6 @@ from services.scheduler.queue import (
     DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
 )
 from services.scheduler.service import SchedulerConfig, SchedulerService
-from topics.declarations import declarations
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -114,9 +115,8 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> int:
         bus = open_bus(url)
-        await bus.start()
         try:
-            await bus.ensure_topics(declarations())
+            await stopping.unless_stopped(start_bus(bus))
             service = SchedulerService(
                 bus, config=config, snapshot=SnapshotStore(Path(args.data) / "scheduler" / "view.db")
             )
@@ -130,4 +130,4 @@ def run(args: argparse.Namespace) -> int:
         finally:
             await bus.close()
 
-    return asyncio.run(main())
+    return stopping.run(main)

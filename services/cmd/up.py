@@ -15,16 +15,17 @@ cluster installer's admin kubeconfig carries the admin's credentials.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from aiohttp import web
+
 from services.apiserver.certs import CertificateError, self_signed
 from services.apiserver.http.auth import TokenAuthenticator, TokenFileError
 from services.apiserver.kubeconfig import write_kubeconfig
-from services.cmd import data_lock
+from services.cmd import data_lock, stopping
 from services.cmd.common import (
     DEFAULT_DATA,
     add_bus_argument,
@@ -159,7 +160,7 @@ def _run(args: argparse.Namespace, *, data: Path, host: str, port: int, lock: da
         with listening(host, port):
             return await serve(LocalStack(config), metrics_listen=args.metrics_listen, on_ready=announce)
 
-    return asyncio.run(main())
+    return stopping.run(main)
 
 
 def parse_profiles(specs: list[str]) -> tuple[tuple[str, DriverProfile], ...]:
@@ -183,14 +184,19 @@ async def serve(stack: LocalStack, *, metrics_listen: str, on_ready: Callable[[L
     fails naming the task while everything stops; the process then exits
     non-zero rather than run on half-dead (docs/architecture.md).
     """
-    metrics = None
-    try:
+    metrics: web.AppRunner | None = None
+
+    async def start() -> None:
+        nonlocal metrics
         await stack.start()
         # "ready" means usable: the API answers and every component, the simulated nodes' agents
         # included, has caught up (so `kubectl wait node --all` right after it finds the nodes).
         await stack.wait_ready()
         if metrics_listen:
             metrics = await serve_metrics(metrics_listen, stack.metrics_registries(), checks=stack.checks())
+
+    try:
+        await stopping.unless_stopped(start())
         on_ready(stack)
         return await until_signalled_or_died(*stack.supervised(), name="draplane")
     finally:

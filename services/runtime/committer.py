@@ -101,10 +101,10 @@ class Committer:
 
     async def run(self) -> None:
         """Join the group and lead whenever elected; step down when fenced or revoked."""
-        if self.snapshot is not None:
-            await self.snapshot.open()
         unavailable = backoff.log_unavailable()  # before joining again after the log failed
         try:
+            if self.snapshot is not None:
+                await self.snapshot.open()  # in the try: stopped while it opens, it is closed all the same
             while not self._stopping:
                 try:
                     member = await self.bus.join_group(COMMITTER_GROUP, REQUESTS, member_id=self.member_id)
@@ -129,10 +129,7 @@ class Committer:
                     with contextlib.suppress(BusUnavailable):
                         await member.close()
         finally:
-            if self.snapshot is not None:
-                with contextlib.suppress(Exception):
-                    await self._save_snapshot()
-                await self.snapshot.close()
+            await self._close_snapshot()
 
     def stop(self) -> None:
         self._stopping = True
@@ -336,6 +333,19 @@ class Committer:
             self.on_batch(outcomes)
         if self.snapshot is not None and time.monotonic() >= self._next_snapshot:
             await self._save_snapshot()
+
+    async def _close_snapshot(self) -> None:
+        """Save and close the snapshot; it is closed even when the save fails or is cancelled.
+
+        (An open snapshot is a thread that keeps the process from exiting: `SqliteFile`.)
+        """
+        if self.snapshot is None:
+            return
+        try:
+            with contextlib.suppress(Exception):
+                await self._save_snapshot()
+        finally:
+            await self.snapshot.close()
 
     async def _save_snapshot(self) -> None:
         if self.snapshot is None or not self._snapshot_loaded:

@@ -213,15 +213,24 @@ class Informer:
         self._task = asyncio.create_task(self._run(consumer, end), name=f"{self.name}-{self.topic}")
 
     async def stop(self) -> None:
-        if self._task is not None:
-            self._task.cancel()
+        """Stop reading, save the snapshot and close it: also after a `start` that failed or was cancelled.
+
+        Only an informer that read (its loop ran) saves; the snapshot is closed
+        even when the save fails or is cancelled (an open one is a thread that
+        keeps the process from exiting: `SqliteFile`).
+        """
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
-                await self._task
-            self._task = None
+                await task
         if self._snapshot is not None:
-            with contextlib.suppress(Exception):
-                await self._save_snapshot()
-            await self._snapshot.close()
+            try:
+                if task is not None:
+                    with contextlib.suppress(Exception):
+                        await self._save_snapshot()
+            finally:
+                await self._snapshot.close()
 
     async def wait_synced(self, timeout: float | None = None) -> None:
         async with asyncio.timeout(timeout):  # not wait_for: on 3.11 it can swallow a cancellation

@@ -25,17 +25,26 @@ class SqliteFile:
         self._db: aiosqlite.Connection | None = None
 
     async def open(self) -> None:
+        """Open (and create) the file; when this fails or is cancelled half-way, nothing stays open.
+
+        aiosqlite runs each connection on a thread of its own that is not a
+        daemon: a connection left open keeps the process from exiting.
+        """
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = await aiosqlite.connect(self.path)
-        await self._db.execute("PRAGMA journal_mode=WAL")
-        await self._db.execute(f"PRAGMA synchronous={self._synchronous}")
-        await self._db.executescript(self._schema)
-        await self._db.commit()
+        try:
+            await self._db.execute("PRAGMA journal_mode=WAL")
+            await self._db.execute(f"PRAGMA synchronous={self._synchronous}")
+            await self._db.executescript(self._schema)
+            await self._db.commit()
+        except BaseException:
+            await self.close()
+            raise
 
     async def close(self) -> None:
-        if self._db is not None:
-            await self._db.close()
-            self._db = None
+        db, self._db = self._db, None
+        if db is not None:
+            await db.close()  # its thread ends even when this is cancelled (aiosqlite queues the stop first)
 
     @property
     def db(self) -> aiosqlite.Connection:

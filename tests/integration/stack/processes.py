@@ -21,12 +21,15 @@ from pathlib import Path
 class Command:
     """One ``draplane ...`` child process."""
 
-    def __init__(self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, script: str | None = None
+    ) -> None:
+        """``script``: Python run instead of ``-m services.cli`` (with ``args`` as its ``sys.argv[1:]``)."""
         self.args = args
         self.lines: list[str] = []
         self._queue: queue.Queue[str | None] = queue.Queue()
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "services.cli", *args],
+            [sys.executable, *(["-c", script] if script is not None else ["-m", "services.cli"]), *args],
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             text=True,

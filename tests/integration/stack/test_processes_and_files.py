@@ -126,7 +126,7 @@ def test_the_lock_file_of_a_killed_holder_blocks_nobody(tmp_path: Path) -> None:
         port = server.wait_for_line(r"apiserver ready on (\d+)").group(1)
         assert (data / "draplane.lock").read_text() == f"{server.proc.pid}\nhttp://127.0.0.1:{port}\n"
     finally:
-        assert server.stop() in (0, 130)  # 130: the Ctrl-C came before the server's own handler was in place
+        assert server.stop() == 0  # whenever the Ctrl-C comes (tests/integration/stack/test_signals.py)
     assert (data / "draplane.lock").read_text() == ""  # a clean stop leaves no PID behind
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -43,3 +44,15 @@ def test_a_second_holder_is_refused_naming_the_first_until_it_lets_go(tmp_path: 
     assert (data / data_lock.LOCK_FILE).read_text() == ""
     with data_lock.holding(data, address="http://127.0.0.1:9090"):
         assert Holder.parse((data / data_lock.LOCK_FILE).read_text()) == Holder(os.getpid(), "http://127.0.0.1:9090")
+
+
+def test_sigterm_while_held_empties_the_file_as_ctrl_c_does(tmp_path: Path) -> None:
+    """Where no event loop takes it (before the command's loop runs, after it ends), SIGTERM is Ctrl-C."""
+    if signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        pytest.skip("SIGTERM has a handler here already")
+    data = tmp_path / "d"
+    with pytest.raises(KeyboardInterrupt), data_lock.holding(data, address="http://127.0.0.1:8080"):
+        assert signal.getsignal(signal.SIGTERM) is signal.default_int_handler  # else the kill would end pytest
+        os.kill(os.getpid(), signal.SIGTERM)
+    assert (data / data_lock.LOCK_FILE).read_text() == ""
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
