@@ -59,6 +59,7 @@ from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
 from services.nodeagent.pod_claims import (
     FAILED_PREPARE_PREFIX,
     FAILED_PREPARE_REASON,
+    ClaimUse,
     PodClaimsError,
     allocated_resources_status,
     claims_of_pod,
@@ -80,6 +81,7 @@ log = logging.getLogger(__name__)
 NODE_INDEX = "spec.nodeName"
 CLAIMS_INDEX = "nodeagent.claims"
 Key = tuple[str, str]  # (namespace, name) of a pod
+Health = Callable[[str, str, str], str]  # (driver, pool, device) -> the driver's last health report
 
 
 class PrepareFailed(Exception):
@@ -352,25 +354,42 @@ class NodeAgent:
             await self._run_pod(key, pod)
 
     async def _run_pod(self, key: Key, pod: Obj) -> None:
-        devices, recorded = await self._prepare(pod)
+        uses = claims_of_pod(pod, self.informer.store(RESOURCE_GROUP, "resourceclaims").get)
+        health: asyncio.Future[Health] | None = None
+        if (pod.get("status") or {}).get("phase") != pod_status.RUNNING:
+            # The drivers' health reports go into the Running status: read while the drivers prepare.
+            health = asyncio.ensure_future(self._health({d for use in uses for d in drivers_of(use.claim)}))
         try:
-            await self._report_running(key, pod, devices)
+            devices, recorded = await self._prepare(pod, uses)
+            try:
+                await self._report_running(key, pod, devices, health)
+            finally:
+                if recorded is not None:
+                    await recorded  # the checkpoint after the prepare, written meanwhile
         finally:
-            if recorded is not None:
-                await recorded  # the checkpoint after the prepare, written meanwhile
+            if health is not None:
+                health.cancel()  # a no-op once read
 
-    async def _report_running(self, key: Key, pod: Obj, devices: dict[str, list[dict[str, Any]]]) -> None:
+    async def _report_running(
+        self,
+        key: Key,
+        pod: Obj,
+        devices: dict[str, list[dict[str, Any]]],
+        health: asyncio.Future[Health] | None,
+    ) -> None:
         uid = str(_meta(pod)["uid"])
         running = self._pods.setdefault(key, _Running(uid))
         running.claims = used_claim_names(pod)
         status = pod.get("status") or {}
         if status.get("phase") != pod_status.RUNNING:
             now = self.clock()
+            assert health is not None  # `_run_pod` reads it whenever the pod is not Running yet
+            lookup = await health
             new_status = pod_status.running_status(
                 pod,
                 host_ip=self.address,
                 now=now,
-                resources=allocated_resources_status(pod, devices, health=await self._health(devices)),
+                resources=allocated_resources_status(pod, devices, health=lookup),
             )
             pod = await self.client.update_status("", "pods", {**pod, "status": new_status})
             running.started = now
@@ -405,11 +424,11 @@ class NodeAgent:
 
     # -- claims: prepare and unprepare --------------------------------------------
 
-    async def _prepare(self, pod: Obj) -> tuple[dict[str, list[dict[str, Any]]], asyncio.Future[None] | None]:
-        """Prepare the pod's claims: the devices per pod claim name, and the checkpoint that marks
+    async def _prepare(
+        self, pod: Obj, uses: list[ClaimUse]
+    ) -> tuple[dict[str, list[dict[str, Any]]], asyncio.Future[None] | None]:
+        """Prepare the pod's claims (``uses``): the devices per pod claim name, and the checkpoint that marks
         newly prepared claims so (being written; None when nothing was prepared)."""
-        claims = self.informer.store(RESOURCE_GROUP, "resourceclaims")
-        uses = claims_of_pod(pod, claims.get)
         if not uses:
             return {}, None
         pod_uid = str(_meta(pod)["uid"])
@@ -445,9 +464,8 @@ class NodeAgent:
         }
         return devices, recorded
 
-    async def _health(self, devices: Mapping[str, Iterable[Mapping[str, Any]]]) -> Callable[[str, str, str], str]:
+    async def _health(self, drivers: Iterable[str]) -> Health:
         """The drivers' last health reports (kubelet's health info cache), read from their health files."""
-        drivers = {str(d.get("driver", "")) for ds in devices.values() for d in ds}
         reports: dict[str, dict[tuple[str, str], str]] = {}
         for driver in drivers:
             path = health_path(self.state_dir, driver)
