@@ -714,11 +714,13 @@ def gv_key(group: str, version: str) -> str:
 
 @dataclass(frozen=True, slots=True)
 class OpenAPIDocuments:
-    """Every OpenAPI answer, encoded once: v2, the v3 index and each v3 group-version."""
+    """Every OpenAPI answer, encoded once: v2, the v3 index and each v3 group-version (with the hash the
+    index puts in its URL)."""
 
     v2: Document
     v3_index: Document
     v3: dict[str, Document]
+    v3_hashes: dict[str, str]
 
     @classmethod
     def build(cls, served: ServedVersions = DEFAULT_SERVED) -> OpenAPIDocuments:
@@ -728,10 +730,11 @@ class OpenAPIDocuments:
             key = gv_key(group, version)
             if key not in v3:
                 v3[key] = Document.of(v3_document(group, version, components, served))
-        index = {
-            "paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={_hash(doc)}"} for key, doc in v3.items()}
-        }
-        return cls(v2=Document.of(v2_document(components, served)), v3_index=Document.of(index), v3=v3)
+        hashes = {key: _hash(doc) for key, doc in v3.items()}
+        index = {"paths": {key: {"serverRelativeURL": f"/openapi/v3/{key}?hash={hashes[key]}"} for key in v3}}
+        return cls(
+            v2=Document.of(v2_document(components, served)), v3_index=Document.of(index), v3=v3, v3_hashes=hashes
+        )
 
 
 def _hash(doc: Document) -> str:

@@ -6,8 +6,11 @@ Why this module exists: dra-example-driver checkpoints its prepared claims
 the CDI spec is written. A driver killed in between finds the started entry
 on restart and finishes or undoes it; a completed entry answers a repeated
 prepare without doing the work again. Here the checkpoint is an aiosqlite
-database (one row per claim UID, committed on every change) so each state
-change is atomic and durable.
+database (one row per claim UID, each change one statement committed with a
+full fsync) so each state change is atomic and durable. Only the driver
+process that owns the file writes it, so the entries are read once when it
+opens and kept in memory beside it: a prepare reads its entry and counts the
+prepared claims without a trip to the database's thread.
 """
 
 from __future__ import annotations
@@ -53,10 +56,14 @@ class Checkpoint:
     def __init__(self, path: Path) -> None:
         self.path = path
         # FULL: a claim recorded as prepared must survive a power cut, not only a crash.
-        self._file = SqliteFile(path, schema=_SCHEMA, synchronous="FULL", what="the checkpoint")
+        self._file = SqliteFile(path, schema=_SCHEMA, synchronous="FULL", what="the checkpoint", autocommit=True)
+        self._entries: dict[str, Entry] = {}
 
     async def open(self) -> None:
         await self._file.open()
+        async with self.db.execute("SELECT uid, namespace, name, state, devices FROM prepared_claims") as cursor:
+            rows = await cursor.fetchall()
+        self._entries = {entry.claim.uid: entry for entry in (_entry(tuple(row)) for row in rows)}
 
     async def close(self) -> None:
         await self._file.close()
@@ -66,20 +73,15 @@ class Checkpoint:
         return self._file.db
 
     async def get(self, uid: str) -> Entry | None:
-        async with self.db.execute(
-            "SELECT uid, namespace, name, state, devices FROM prepared_claims WHERE uid = ?", (uid,)
-        ) as cursor:
-            row = await cursor.fetchone()
-        return _entry(tuple(row)) if row is not None else None
+        self._check_open()
+        return self._entries.get(uid)
 
     async def entries(self) -> list[Entry]:
-        async with self.db.execute(
-            "SELECT uid, namespace, name, state, devices FROM prepared_claims ORDER BY uid"
-        ) as cursor:
-            rows = await cursor.fetchall()
-        return [_entry(tuple(row)) for row in rows]
+        self._check_open()
+        return [self._entries[uid] for uid in sorted(self._entries)]
 
     async def put(self, state: str, claim: PreparedClaim) -> None:
+        """Record the claim in ``state``; the entry is on disk when this returns."""
         devices = orjson.dumps([d.to_wire() for d in claim.devices])
         await self.db.execute(
             "INSERT INTO prepared_claims (uid, namespace, name, state, devices) VALUES (?, ?, ?, ?, ?) "
@@ -87,11 +89,14 @@ class Checkpoint:
             "state = excluded.state, devices = excluded.devices",
             (claim.uid, claim.namespace, claim.name, state, devices),
         )
-        await self.db.commit()
+        self._entries[claim.uid] = Entry(state, claim)
 
     async def delete(self, uid: str) -> None:
         await self.db.execute("DELETE FROM prepared_claims WHERE uid = ?", (uid,))
-        await self.db.commit()
+        self._entries.pop(uid, None)
+
+    def _check_open(self) -> None:
+        self.db  # noqa: B018 - raises when the checkpoint is not open
 
 
 def _entry(row: tuple[object, ...]) -> Entry:

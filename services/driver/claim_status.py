@@ -2,12 +2,13 @@
 
 Why this module exists: a 1.37 driver reports per allocated device in the
 claim's status (`services.driver.device_status` computes what). Two things
-trigger a write: the preparer finished a claim on this node (`prepared`), and
-a claim got allocated with devices of this driver's pool that carry binding
+trigger a write: the preparer finished a claim on this node (`report_prepared`),
+and a claim got allocated with devices of this driver's pool that carry binding
 conditions — the driver's controller side then marks the device ready, which
 ends the scheduler's PreBind wait (dra-example-driver's binding-conditions
-controller). Claims of the second kind go through a work queue so a failed
-write is retried with backoff and a claim is never handled twice at once.
+controller). Each kind goes through its own work queue so a failed write is
+retried with backoff and a claim is never handled twice at once; a prepared
+claim is written only while the preparer still has it prepared (``still_prepared``).
 
 Writes use the driver's own service-account identity (the DRA controller's
 ``system:serviceaccount:kube-system:dra-controller``, which may update
@@ -18,8 +19,9 @@ again on the informer's newer copy.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from typing import Any
 
@@ -55,6 +57,7 @@ class ClaimStatusWriter:
         devices: Callable[[], Mapping[str, Mapping[str, Any]]],
         network_data: Callable[[str, int], Obj | None] = lambda device, share: None,
         binding_conditions: bool = True,
+        still_prepared: Callable[[str], Awaitable[bool]] | None = None,
     ) -> None:
         self.informer = informer
         self.client = client
@@ -63,7 +66,9 @@ class ClaimStatusWriter:
         self.devices = devices  # published device name -> its ``basic``
         self.network_data = network_data
         self.binding_conditions = binding_conditions
+        self.still_prepared = still_prepared
         self.queue: WorkQueue[tuple[str, str]] = WorkQueue()
+        self.prepared_queue: WorkQueue[tuple[str, str, str]] = WorkQueue()  # (namespace, name, uid)
 
     def register(self) -> None:
         if self.binding_conditions:
@@ -78,7 +83,20 @@ class ClaimStatusWriter:
         )
 
     async def run(self) -> None:
-        await run_workers(self.queue, self._sync, name=f"binding-conditions-{self.node}")
+        await asyncio.gather(
+            run_workers(self.queue, self._sync, name=f"binding-conditions-{self.node}"),
+            run_workers(self.prepared_queue, self._sync_prepared, name=f"prepared-status-{self.node}"),
+        )
+
+    def report_prepared(self, namespace: str, name: str, uid: str) -> None:
+        """Queue the Ready write of a claim prepared here (`prepared`, retried with backoff until it succeeds)."""
+        self.prepared_queue.add((namespace, name, uid))
+
+    async def _sync_prepared(self, key: tuple[str, str, str]) -> None:
+        namespace, name, uid = key
+        if self.still_prepared is not None and not await self.still_prepared(uid):
+            return  # unprepared meanwhile: its devices are not Ready any more
+        await self.prepared(namespace, name, uid)
 
     async def _sync(self, key: tuple[str, str]) -> None:
         await self._write(

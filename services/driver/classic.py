@@ -26,7 +26,6 @@ from services.kube.structured import AllocationError, Allocator, DeviceID
 Obj = dict[str, Any]
 
 
-
 def finalizer_for(driver: str) -> str:
     """The finalizer a control-plane controller puts on claims it allocates."""
     return f"{driver}/deletion-protection"

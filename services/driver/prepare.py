@@ -13,8 +13,11 @@ restart neither prepares twice nor leaks. Unprepare removes the file and
 then the entry, and is a no-op for claims it does not know.
 
 After a prepare (fresh or answered from the checkpoint) the driver reports
-the claim's ``status.devices`` (`on_prepared`); a write lost to a crash is
-redone by the node agent's retry, so the claim never stays without it.
+the claim's ``status.devices`` (`on_prepared` queues the write; the node agent's
+answer does not wait for it: kubelet knows nothing of that status, and the
+write is a round trip through the log). A queued write lost to a crash is
+queued again by `recover` for every completed claim (a write that would change
+nothing is skipped), so the claim never stays without it.
 
 An optional fault hook is awaited at named stages (``started``,
 ``cdi-written``, ``status``) so tests can stop a driver in the middle of a prepare.
@@ -36,8 +39,9 @@ from services.kubeletplugin.api import PREPARE, ClaimRef, ClaimResult, Request, 
 
 log = logging.getLogger(__name__)
 
-PreparedHook = Callable[[ClaimRef], Awaitable[None]]
-"""Awaited after every successful prepare (fresh or from the checkpoint): the driver reports status.devices."""
+PreparedHook = Callable[[ClaimRef], None]
+"""Called after every successful prepare (fresh or from the checkpoint) and for every completed claim `recover`
+keeps: the driver queues its status.devices write."""
 
 FaultHook = Callable[[str, str], Awaitable[None]]
 """Awaited with (stage, claim uid) at ``started``, ``cdi-written`` and ``status``; tests use it to stop a prepare."""
@@ -128,9 +132,8 @@ class Preparer:
             await self._update_gauge()
         if self.on_prepared is not None:
             await self._fault("status", ref.uid)
-            # After the checkpoint says completed: a failed (or interrupted) status write is
-            # redone by the node agent's retry, which is answered from the checkpoint.
-            await self.on_prepared(ref)
+            # After the checkpoint says completed: a status write lost to a crash is queued again by `recover`.
+            self.on_prepared(ref)
         return devices
 
     async def _prepare(self, ref: ClaimRef) -> tuple[tuple[PreparedDevice, ...], bool]:
@@ -178,7 +181,8 @@ class Preparer:
 
         - a claim spec file without a checkpoint entry is removed;
         - an entry whose claim no longer exists is unprepared (nobody can use it any more);
-        - a completed entry whose spec file is missing gets it back.
+        - a completed entry whose spec file is missing gets it back;
+        - every completed entry kept has its status.devices write queued again (`on_prepared`).
         """
         cleaned: list[str] = []
         async with self._lock:
@@ -194,10 +198,18 @@ class Preparer:
                     await self.cdi_dir.remove_claim(claim.uid)
                     await self.checkpoint.delete(claim.uid)
                     cleaned.append(claim.uid)
-                elif entry.completed and not await self.cdi_dir.has_claim(claim.uid):
-                    await self.cdi_dir.write_claim(claim.uid, claim.cdi_spec(self.driver))
+                elif entry.completed:
+                    if not await self.cdi_dir.has_claim(claim.uid):
+                        await self.cdi_dir.write_claim(claim.uid, claim.cdi_spec(self.driver))
+                    if self.on_prepared is not None:
+                        self.on_prepared(ClaimRef(claim.uid, claim.namespace, claim.name))
             await self._update_gauge()
         return cleaned
+
+    async def is_prepared(self, uid: str) -> bool:
+        """Whether the claim's checkpoint entry says completed (it was prepared here and not unprepared since)."""
+        entry = await self.checkpoint.get(uid)
+        return entry is not None and entry.completed
 
     async def _fault(self, stage: str, uid: str) -> None:
         if self.fault is not None:

@@ -32,7 +32,6 @@ from typing import Any
 from prometheus_client import CollectorRegistry
 
 from services.api.admission.authorization import DRA_CONTROLLER, node_user
-from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP
 from services.bus.port import Bus
 from services.driver.cdi_files import CdiDirectory
@@ -42,7 +41,6 @@ from services.driver.controller import RECHECK_DELAY, ClassicController
 from services.driver.metrics import DriverMetrics
 from services.driver.nvidia import Discovery, discover_devices
 from services.driver.prepare import FaultHook, Preparer
-from services.driver.prepared import PrepareError
 from services.driver.profiles import NET, DriverProfile, nic_network_data
 from services.driver.publisher import SlicePublisher
 from services.kubeletplugin.api import ClaimRef, plugins_dir, socket_path
@@ -205,6 +203,7 @@ class DriverService:
                     node=opts.node,
                     devices=self._published,
                     network_data=self._network_data,
+                    still_prepared=self._still_prepared,
                 )
                 clients.append(self.status_writer.client)
                 self.status_writer.register()
@@ -320,13 +319,12 @@ class DriverService:
             return None
         return nic_network_data(device, node=self.options.node, share=share)
 
-    async def _report_prepared(self, ref: ClaimRef) -> None:
-        if self.status_writer is None:
-            return
-        try:
-            await self.status_writer.prepared(ref.namespace, ref.name, ref.uid)
-        except (st.StatusError, TimeoutError) as err:
-            raise PrepareError(f"failed to update the device status of the claim: {err}") from None
+    def _report_prepared(self, ref: ClaimRef) -> None:
+        if self.status_writer is not None:
+            self.status_writer.report_prepared(ref.namespace, ref.name, ref.uid)
+
+    async def _still_prepared(self, uid: str) -> bool:
+        return self.preparer is not None and await self.preparer.is_prepared(uid)
 
     def health_report(self) -> dict[tuple[str, str], str]:
         """What this driver says about its devices' health: Healthy unless the profile says otherwise."""

@@ -14,6 +14,14 @@ kubelet's pod workers):
   then the pod is reported Running with the CDI ids of each container; a pod
   with ``draplane.io/run-seconds`` completes (Succeeded) after that time.
 
+The claim cache is checkpointed (fsynced) before the drivers are called —
+that record is what lets a restarted agent unprepare the claims of a pod
+deleted while it was down — and again after they answered, to mark the
+claims prepared. The second checkpoint only spares a restarted agent a
+repeated (idempotent) prepare call (kubelet checkpoints "to reduce redundant
+calls to NodePrepareResources after a kubelet restart"), so the Running status
+is written while it reaches the disk; the sync still waits for both.
+
 A failed step becomes a ``FailedPrepareDynamicResources`` Warning event on
 the pod (on the ``events`` topic, counted on repeats) and the pod is retried
 with backoff, and at
@@ -51,6 +59,7 @@ from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
 from services.nodeagent.pod_claims import (
     FAILED_PREPARE_PREFIX,
     FAILED_PREPARE_REASON,
+    ClaimUse,
     PodClaimsError,
     allocated_resources_status,
     claims_of_pod,
@@ -72,6 +81,7 @@ log = logging.getLogger(__name__)
 NODE_INDEX = "spec.nodeName"
 CLAIMS_INDEX = "nodeagent.claims"
 Key = tuple[str, str]  # (namespace, name) of a pod
+Health = Callable[[str, str, str], str]  # (driver, pool, device) -> the driver's last health report
 
 
 class PrepareFailed(Exception):
@@ -200,6 +210,7 @@ class NodeAgent:
         finally:
             self.queue.shutdown()
             await stop(tasks)
+            self.cache.close()
             with contextlib.suppress(Exception):
                 await self.recorder.close()
             with contextlib.suppress(Exception):
@@ -343,18 +354,42 @@ class NodeAgent:
             await self._run_pod(key, pod)
 
     async def _run_pod(self, key: Key, pod: Obj) -> None:
+        uses = claims_of_pod(pod, self.informer.store(RESOURCE_GROUP, "resourceclaims").get)
+        health: asyncio.Future[Health] | None = None
+        if (pod.get("status") or {}).get("phase") != pod_status.RUNNING:
+            # The drivers' health reports go into the Running status: read while the drivers prepare.
+            health = asyncio.ensure_future(self._health({d for use in uses for d in drivers_of(use.claim)}))
+        try:
+            devices, recorded = await self._prepare(pod, uses)
+            try:
+                await self._report_running(key, pod, devices, health)
+            finally:
+                if recorded is not None:
+                    await recorded  # the checkpoint after the prepare, written meanwhile
+        finally:
+            if health is not None:
+                health.cancel()  # a no-op once read
+
+    async def _report_running(
+        self,
+        key: Key,
+        pod: Obj,
+        devices: dict[str, list[dict[str, Any]]],
+        health: asyncio.Future[Health] | None,
+    ) -> None:
         uid = str(_meta(pod)["uid"])
-        devices = await self._prepare(pod)
         running = self._pods.setdefault(key, _Running(uid))
         running.claims = used_claim_names(pod)
         status = pod.get("status") or {}
         if status.get("phase") != pod_status.RUNNING:
             now = self.clock()
+            assert health is not None  # `_run_pod` reads it whenever the pod is not Running yet
+            lookup = await health
             new_status = pod_status.running_status(
                 pod,
                 host_ip=self.address,
                 now=now,
-                resources=allocated_resources_status(pod, devices, health=await self._health(devices)),
+                resources=allocated_resources_status(pod, devices, health=lookup),
             )
             pod = await self.client.update_status("", "pods", {**pod, "status": new_status})
             running.started = now
@@ -389,12 +424,13 @@ class NodeAgent:
 
     # -- claims: prepare and unprepare --------------------------------------------
 
-    async def _prepare(self, pod: Obj) -> dict[str, list[dict[str, Any]]]:
-        """Prepare the pod's claims; the devices per pod claim name."""
-        claims = self.informer.store(RESOURCE_GROUP, "resourceclaims")
-        uses = claims_of_pod(pod, claims.get)
+    async def _prepare(
+        self, pod: Obj, uses: list[ClaimUse]
+    ) -> tuple[dict[str, list[dict[str, Any]]], asyncio.Future[None] | None]:
+        """Prepare the pod's claims (``uses``): the devices per pod claim name, and the checkpoint that marks
+        newly prepared claims so (being written; None when nothing was prepared)."""
         if not uses:
-            return {}
+            return {}, None
         pod_uid = str(_meta(pod)["uid"])
         position = str(max(self.informer.position - 1, 0))
         async with self._claims_lock:
@@ -416,21 +452,20 @@ class NodeAgent:
                     for driver in info.drivers:
                         pending.setdefault(driver, []).append(info)
             # Recorded before the drivers are called: a pod deleted meanwhile still gets its claims unprepared.
-            await asyncio.to_thread(self.cache.save)
+            await self.cache.checkpoint()
             for driver, batch in pending.items():
                 await self._call_prepare(driver, batch, position)
             for info in {id(i): i for batch in pending.values() for i in batch}.values():
                 info.prepared = True
-            if pending:
-                await asyncio.to_thread(self.cache.save)
-        return {
+            recorded = self.cache.checkpoint() if pending else None
+        devices = {
             name: [{**d, "driver": driver} for driver in info.drivers for d in info.devices.get(driver, ())]
             for name, info in infos.items()
         }
+        return devices, recorded
 
-    async def _health(self, devices: Mapping[str, Iterable[Mapping[str, Any]]]) -> Callable[[str, str, str], str]:
+    async def _health(self, drivers: Iterable[str]) -> Health:
         """The drivers' last health reports (kubelet's health info cache), read from their health files."""
-        drivers = {str(d.get("driver", "")) for ds in devices.values() for d in ds}
         reports: dict[str, dict[tuple[str, str], str]] = {}
         for driver in drivers:
             path = health_path(self.state_dir, driver)
@@ -499,7 +534,7 @@ class NodeAgent:
                     failed.append(f"NodeUnprepareResources failed for claim {info.namespace}/{info.name}: {error}")
             if ok:
                 self.cache.remove(info.namespace, info.name)
-        await asyncio.to_thread(self.cache.save)
+        await self.cache.checkpoint()
         if failed:
             raise UnprepareFailed("; ".join(failed))
 

@@ -7,11 +7,16 @@ afterwards with its CDI devices, and unprepared only when the last pod on the
 node that uses it is gone. After a restart, the node agent still knows which
 claims to unprepare for pods deleted while it was down. The cache is a JSON
 file written atomically (temporary file, fsync, rename, fsync of the directory)
-after each change.
+after each change. `ClaimCache.checkpoint` encodes the cache when it is called
+and writes it on the cache's own thread, so checkpoints land in the order they
+were taken even when the caller does not wait for one before changing the
+cache again (the node agent does not wait for the one after a prepare before
+it reports the pod Running: see `services.nodeagent.agent`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -20,7 +25,7 @@ from typing import Any
 
 import orjson
 
-from services.runtime.atomic_files import write_atomically
+from services.runtime.atomic_files import FileThread, write_atomically
 
 
 @dataclass
@@ -68,6 +73,7 @@ class ClaimCache:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._infos: dict[tuple[str, str], ClaimInfo] = {}
+        self._files = FileThread(name="claim-cache")
 
     def __iter__(self) -> Iterator[ClaimInfo]:
         return iter(list(self._infos.values()))
@@ -95,7 +101,21 @@ class ClaimCache:
             with contextlib.suppress(KeyError, TypeError, ValueError):
                 self.put(ClaimInfo.from_wire(entry))
 
+    def encode(self) -> bytes:
+        return orjson.dumps({"version": 1, "claims": [i.to_wire() for i in self._infos.values()]})
+
     def save(self) -> None:
-        """Write the file atomically (blocking: the agent runs it on a thread, under its claims lock)."""
-        data = orjson.dumps({"version": 1, "claims": [i.to_wire() for i in self._infos.values()]})
-        write_atomically(self.path, data, mode=0o600)
+        """Write the file atomically (blocking)."""
+        write_atomically(self.path, self.encode(), mode=0o600)
+
+    def checkpoint(self) -> asyncio.Future[None]:
+        """Encode the cache now and write it atomically on the cache's thread (in a running loop).
+
+        Awaiting the result waits until the file is on disk; checkpoints land in
+        the order of the calls, so a later one is never overwritten by an earlier one.
+        """
+        return self._files.submit(write_atomically, self.path, self.encode(), mode=0o600)
+
+    def close(self) -> None:
+        """End the cache's thread once the checkpoints already taken are written."""
+        self._files.close()

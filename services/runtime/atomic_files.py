@@ -82,8 +82,12 @@ class FileThread:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
 
     async def run(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> T:
+        return await self.submit(fn, *args, **kwargs)
+
+    def submit(self, fn: Callable[P, T], /, *args: P.args, **kwargs: P.kwargs) -> asyncio.Future[T]:
+        """Queue ``fn`` now (its place in the order is taken by this call) and return its future (in a loop)."""
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
+        return loop.run_in_executor(self._executor, functools.partial(fn, *args, **kwargs))
 
     def close(self) -> None:
         self._executor.shutdown(wait=False)

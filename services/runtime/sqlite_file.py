@@ -3,7 +3,9 @@
 Why this module exists: the informer/committer snapshots (`snapshot.py`) and
 the driver's checkpoint of prepared claims (`services.driver.checkpoint`) are
 both one process's private SQLite file, opened the same way; only their
-schema and how hard a commit must reach the disk differ.
+schema, how hard a commit must reach the disk and whether each statement
+commits itself (``autocommit``: one trip to aiosqlite's thread per change
+instead of two) differ.
 """
 
 from __future__ import annotations
@@ -17,11 +19,20 @@ import aiosqlite
 class SqliteFile:
     """One SQLite file, created with ``schema`` on first open; ``db`` while it is open."""
 
-    def __init__(self, path: str | Path, *, schema: str, synchronous: Literal["NORMAL", "FULL"], what: str) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        schema: str,
+        synchronous: Literal["NORMAL", "FULL"],
+        what: str,
+        autocommit: bool = False,
+    ) -> None:
         self.path = Path(path)
         self._schema = schema
         self._synchronous = synchronous
         self._what = what
+        self._autocommit = autocommit  # each statement its own transaction: one trip to the connection's thread
         self._db: aiosqlite.Connection | None = None
 
     async def open(self) -> None:
@@ -31,7 +42,10 @@ class SqliteFile:
         daemon: a connection left open keeps the process from exiting.
         """
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._db = await aiosqlite.connect(self.path)
+        if self._autocommit:
+            self._db = await aiosqlite.connect(self.path, isolation_level=None)
+        else:
+            self._db = await aiosqlite.connect(self.path)
         try:
             await self._db.execute("PRAGMA journal_mode=WAL")
             await self._db.execute(f"PRAGMA synchronous={self._synchronous}")

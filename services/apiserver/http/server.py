@@ -15,8 +15,10 @@ import asyncio
 import functools
 import logging
 import ssl
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import replace
+from email.utils import formatdate
 from typing import Any
 
 import orjson
@@ -49,6 +51,7 @@ from services.runtime.healthz import HealthCheck, ready_check, root_health
 
 log = logging.getLogger(__name__)
 
+IMMUTABLE_SECONDS = 365 * 24 * 3600  # kube-openapi: "one year from the request"
 BACKEND = web.AppKey("backend", Backend)
 SETTINGS = web.AppKey("settings", Settings)
 DISCOVERY = web.AppKey("discovery", DiscoveryDocuments)
@@ -120,10 +123,24 @@ def build_app(
 
 
 def _document(
-    request: web.Request, doc: Document, content_type: str = "application/json", *, protobuf: bool = False
+    request: web.Request,
+    doc: Document,
+    content_type: str = "application/json",
+    *,
+    protobuf: bool = False,
+    immutable: bool = False,
 ) -> web.Response:
-    """A prebuilt document, honouring ``If-None-Match``; in protobuf when negotiated (encoded once, same ETag)."""
+    """A prebuilt document, honouring ``If-None-Match``; in protobuf when negotiated (encoded once, same ETag).
+
+    ``immutable``: the URL names the document's content (an OpenAPI v3 document asked for with the
+    ``?hash=`` of the index), so, as kube-openapi's handler answers it, clients may keep it for a year
+    without asking again (``Cache-Control: public, immutable`` and ``Expires``); everything else is
+    ``no-cache, private``, kube-apiserver's default, and revalidated with its ETag.
+    """
     headers = {"ETag": doc.etag, "Vary": "Accept", "Cache-Control": "no-cache, private"}
+    if immutable:
+        headers["Cache-Control"] = "public, immutable"
+        headers["Expires"] = formatdate(time.time() + IMMUTABLE_SECONDS, usegmt=True)
     if request.headers.get("If-None-Match") == doc.etag:
         return web.Response(status=304, headers=headers)
     headers["Content-Type"] = content_type
@@ -218,10 +235,18 @@ def _openapi(request: web.Request, path: str) -> web.Response:
         return _document(request, docs.v2)
     if path == "/openapi/v3":
         return _document(request, docs.v3_index)
-    doc = docs.v3.get(path[len("/openapi/v3/") :])
+    key = path[len("/openapi/v3/") :]
+    doc = docs.v3.get(key)
     if doc is None:
         raise not_found_path()
-    return _document(request, doc)
+    wanted = request.query.get("hash", "")
+    if not wanted:
+        return _document(request, doc)
+    current = docs.v3_hashes[key]
+    if wanted != current:
+        # kube-openapi: an outdated hash is sent on to the document's current URL.
+        raise web.HTTPMovedPermanently(location=f"/openapi/v3/{key}?hash={current}")
+    return _document(request, doc, immutable=True)
 
 
 def _discovery_protobuf(kind: str) -> bool:

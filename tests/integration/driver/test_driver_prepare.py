@@ -23,6 +23,7 @@ from driver_fixtures import (
 )
 
 from services.driver.checkpoint import PREPARE_COMPLETED, PREPARE_STARTED, Checkpoint
+from services.driver.claim_status import ClaimStatusWriter
 from services.kubeletplugin.api import ClaimRef, socket_path
 from services.kubeletplugin.unix_socket import PluginClient, registered_drivers
 from services.runtime.client import Client
@@ -265,3 +266,52 @@ async def test_a_restart_cleans_up_after_claims_that_are_gone(log: LogHarness, a
         pass
     assert cdi_files(state_dir) == [f"k8s.gpu.example.com-gpu_{kept.uid}.yaml"]
     assert [e.claim.uid for e in await entries(state_dir)] == [kept.uid]
+
+
+async def test_a_device_status_write_lost_with_the_driver_is_queued_again_when_it_restarts(
+    log: LogHarness, admin: Client, state_dir: Path
+) -> None:
+    """The prepare is answered before status.devices is written (the write is queued); a driver gone before
+    writing it leaves a completed claim without it, and the next run writes it with no new prepare call."""
+    ref = await allocated_claim(admin, "claim-r", devices=["gpu-3"])
+    async with running_driver(log, "node-a", state_dir, device_status=False):  # as if killed before the write
+        response = await plugin(state_dir).prepare([ref])
+        assert not response.claims[ref.uid].error
+    assert [(e.claim.uid, e.state) for e in await entries(state_dir)] == [(ref.uid, PREPARE_COMPLETED)]
+    assert device_statuses(admin, "claim-r") is None
+
+    async with running_driver(log, "node-a", state_dir) as second:
+        assert await eventually(lambda: ready_devices(admin, ["claim-r"])) == {"claim-r": ["gpu-3"]}
+        assert counter(second, "prepare", "prepared") == 0
+        assert counter(second, "prepare", "already_prepared") == 0
+
+
+async def test_a_queued_device_status_write_is_dropped_once_the_claim_is_unprepared(
+    log: LogHarness, admin: Client
+) -> None:
+    gone = await allocated_claim(admin, "claim-u", devices=["gpu-4"])
+    kept = await allocated_claim(admin, "claim-k", devices=["gpu-5"])
+
+    async def still_prepared(uid: str) -> bool:
+        return uid == kept.uid  # claim-u was unprepared before its write came up
+
+    writer = ClaimStatusWriter(
+        admin.informer,  # type: ignore[arg-type]
+        admin,
+        driver=DRIVER,
+        node="node-a",
+        devices=lambda: {"gpu-4": {}, "gpu-5": {}},
+        binding_conditions=False,
+        still_prepared=still_prepared,
+    )
+    writer.report_prepared(NS, "claim-u", gone.uid)
+    writer.report_prepared(NS, "claim-k", kept.uid)
+    workers = asyncio.create_task(writer.run())  # one worker: claim-u is decided before claim-k is written
+    try:
+        (entry,) = await eventually(lambda: device_statuses(admin, "claim-k"), what="status.devices")
+        assert entry["device"] == "gpu-5"
+        assert device_statuses(admin, "claim-u") is None
+    finally:
+        writer.prepared_queue.shutdown()
+        workers.cancel()
+        await asyncio.gather(workers, return_exceptions=True)

@@ -4,12 +4,14 @@ graceful deletion, shared claims and run-time completion."""
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import driver_fixtures
+import orjson
 import pytest
 from driver_fixtures import (
     DRIVER,
@@ -26,9 +28,11 @@ from driver_fixtures import (
     running_driver,
 )
 
+from services.nodeagent import claim_cache
 from services.nodeagent.agent import NodeAgent
 from services.nodeagent.node_object import node_address
 from services.nodeagent.pod_status import RUN_SECONDS_ANNOTATION, pod_ip
+from services.runtime.atomic_files import write_atomically
 from services.runtime.client import Client
 from services.runtime.informer import Informer
 from services.testing.harness import LogHarness
@@ -307,3 +311,34 @@ async def test_registration_tries_again_after_a_conflict(log: LogHarness, admin:
         assert conflicts == [409]
         assert node["metadata"]["labels"]["racer"] == "was-here"
         assert ready_condition(node)["status"] == "True"
+
+
+async def test_the_pod_is_reported_running_while_the_checkpoint_after_its_prepare_is_written(
+    log: LogHarness, admin: Client, state_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The claim is checkpointed before the driver is called (and waited for); the checkpoint that marks it
+    prepared is written while the Running status goes out, and lands after it."""
+    held = threading.Event()
+    release = threading.Event()
+    written: list[list[bool]] = []  # per checkpoint on disk: each claim's "prepared"
+
+    def write(path: Path, data: bytes, **options: Any) -> None:
+        prepared = [c["prepared"] for c in orjson.loads(data)["claims"]]
+        if any(prepared):
+            held.set()
+            assert release.wait(30)
+        write_atomically(path, data, **options)
+        written.append(prepared)
+
+    monkeypatch.setattr(claim_cache, "write_atomically", write)
+    await admin.create(RG, "resourceclaims", claim("gpu-claim"))
+    async with running_driver(log, "node-a", state_dir), running_agent(log, "node-a", state_dir):
+        p = await admin.create("", "pods", pod("user", by_name("gpu", "gpu-claim")))
+        await allocate(admin, "gpu-claim", devices=["gpu-3"], reserved_for=[consumer(p)])
+        await eventually(lambda: running(admin, "user"), what="the pod running")
+        assert held.is_set(), "the checkpoint marking the claim prepared is still being written"
+        assert written[-1] == [False], "the claim was recorded before the driver was called"
+        release.set()
+        await eventually(lambda: written[-1] == [True], what="the claim marked prepared on disk")
+    (info,) = orjson.loads((state_dir / "nodeagent" / "claims.json").read_bytes())["claims"]
+    assert info["prepared"] and info["podUIDs"] == [p["metadata"]["uid"]]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 import pytest
@@ -150,3 +152,26 @@ async def test_reviews_are_post_only(client: Any, key: str, path: str, operation
     assert schema.endswith(f".v1.{kind}") and schema in doc["components"]["schemas"]
     v2 = await (await client.get("/openapi/v2", headers={"Accept": "application/json"})).json()
     assert set(v2["paths"][path]) == {"post", "parameters"}
+
+
+async def test_a_v3_document_asked_for_by_its_hash_may_be_cached_for_a_year(client: Any) -> None:
+    """kube-openapi's handler3: ``?hash=`` of the index → ``public, immutable`` and Expires a year out (so
+    kubectl's HTTP cache stops asking); an outdated hash → 301 to the current URL; no hash → revalidated."""
+    index = await (await client.get("/openapi/v3")).json()
+    url = index["paths"]["api/v1"]["serverRelativeURL"]
+    r = await client.get(url)
+    assert r.status == 200
+    assert r.headers["Cache-Control"] == "public, immutable"
+    assert r.headers["Vary"] == "Accept"
+    expires = parsedate_to_datetime(r.headers["Expires"])
+    assert timedelta(days=364) < expires - datetime.now(UTC) <= timedelta(days=366)
+
+    for unhashed in ("/openapi/v3/api/v1", "/openapi/v3"):
+        r = await client.get(unhashed)
+        assert r.status == 200 and r.headers["Cache-Control"] == "no-cache, private" and "Expires" not in r.headers
+        again = await client.get(unhashed, headers={"If-None-Match": r.headers["ETag"]})
+        assert again.status == 304
+
+    r = await client.get("/openapi/v3/api/v1?hash=0123ABCD", allow_redirects=False)
+    assert r.status == 301
+    assert r.headers["Location"] == url
