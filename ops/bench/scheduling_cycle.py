@@ -10,10 +10,19 @@ in-memory API stands in for the committer and hands each write back to the
 core as the informer would, one cycle later.
 
     .venv/bin/python ops/bench/scheduling_cycle.py [--nodes 500] [--pods 2500] [--profile FILE]
+        [--steady empty|half]
 
 It prints pods/s of the core alone, microseconds per pod for the scheduling
 and the binding cycle, and the share of the nodes each cycle examined. It
 never asserts a time.
+
+``--steady`` runs SteadyStateClusterResourceClaimTemplate's shape instead:
+0 or half of the devices taken by allocated claims, 10 pods kept pending, and
+each bound pod replaced at once with the informer changes the log delivers
+in ``ops/bench/scheduler.py``'s steady state (the pod's delete, the next
+pod's create, its claim and claim status; the old claim released,
+unfinalized and deleted), so the core's per-change work (queue, hints,
+caches) is counted with its cycles, without the log's.
 """
 
 from __future__ import annotations
@@ -59,7 +68,7 @@ class MemoryAPI:
 
     def __init__(self) -> None:
         self.objects: dict[tuple[str, str, str], Obj] = {}
-        self.changes: list[tuple[str, Obj | None, Obj]] = []
+        self.changes: list[tuple[str, Obj | None, Obj | None]] = []
         self._rv = itertools.count(1_000_000)
 
     def put(self, resource: str, obj: Obj) -> Obj:
@@ -70,6 +79,10 @@ class MemoryAPI:
         self.objects[key] = obj
         self.changes.append((resource, old, obj))
         return copy.deepcopy(obj)
+
+    def remove(self, resource: str, namespace: str, name: str) -> None:
+        old = self.objects.pop((resource, namespace, name))
+        self.changes.append((resource, old, None))
 
     def _store(self, ref: tuple[str, str], obj: Mapping[str, Any]) -> Obj:
         return self.put(RESOURCES[ref], copy.deepcopy(dict(obj)))
@@ -105,6 +118,77 @@ class MemoryAPI:
             core.on_object_change(resource, old, new)
 
 
+def create_pod_steadily(api: MemoryAPI, ns: str, name: str) -> None:
+    """As the steady-state load generator: the pod, then its claim, then the claim's name in its status."""
+    p = objects.pod(ns, name)
+    p["metadata"]["uid"] = str(uuid.uuid4())
+    api.put(Resource.POD, p)
+    claim = objects.generated_claim(p)
+    claim["metadata"]["uid"] = str(uuid.uuid4())
+    api.put(Resource.RESOURCE_CLAIM, claim)
+    named = {"name": objects.POD_CLAIM, "resourceClaimName": claim["metadata"]["name"]}
+    api.put(Resource.POD, {**copy.deepcopy(p), "status": {"resourceClaimStatuses": [named]}})
+
+
+def release_claim(api: MemoryAPI, ns: str, name: str) -> None:
+    """The claim controller's part for a deleted pod: release and deallocate, drop the finalizer, delete."""
+    claim = copy.deepcopy(api.objects[(Resource.RESOURCE_CLAIM, ns, name)])
+    claim["status"] = {}
+    api.put(Resource.RESOURCE_CLAIM, claim)
+    claim = copy.deepcopy(claim)
+    claim["metadata"]["finalizers"] = []
+    api.put(Resource.RESOURCE_CLAIM, claim)
+    api.remove(Resource.RESOURCE_CLAIM, ns, name)
+
+
+async def steady(args: argparse.Namespace, api: MemoryAPI, core: SchedulerCore, names: list[str]) -> None:
+    """``--steady``: 10 pods pending, each bound pod replaced at once; CPU per replaced pod."""
+    if args.steady == "half":  # allocResourceClaims: node after node, device after device
+        for i, (n, d) in enumerate([(n, d) for n in names for d in range(10)][: len(names) * 5]):
+            claim = {
+                "apiVersion": "resource.k8s.io/v1alpha3",
+                "kind": "ResourceClaim",
+                "metadata": {"name": f"init-claim-{i:05d}", "namespace": "init", "uid": str(uuid.uuid4())},
+                "spec": objects.claim_spec(),
+                "status": {"allocation": objects.allocation(n, f"instance-{d}")},
+            }
+            api.put(Resource.RESOURCE_CLAIM, claim)
+    serial = itertools.count()
+    for _ in range(10):
+        create_pod_steadily(api, "test", f"test-{next(serial):05d}")
+    api.deliver(core)
+
+    async def replace_one() -> None:
+        attempt = await core.schedule_one()
+        assert attempt is not None and attempt.succeeded, attempt and attempt.message
+        result = await core.bind(attempt)
+        assert result.succeeded, result.message()
+        api.deliver(core)
+        pod = attempt.pinfo.pod
+        ns, name = pod["metadata"]["namespace"], pod["metadata"]["name"]
+        api.remove(Resource.POD, ns, name)
+        create_pod_steadily(api, "test", f"test-{next(serial):05d}")
+        release_claim(api, ns, pod["status"]["resourceClaimStatuses"][0]["resourceClaimName"])
+        api.deliver(core)
+
+    for _ in range(args.init if args.init is not None else 200):  # warm: every node's verdicts once
+        await replace_one()
+    gc.freeze()
+    profiler = cProfile.Profile() if args.profile else None
+    if profiler is not None:
+        profiler.enable()
+    started = time.process_time()
+    for _ in range(args.pods):
+        await replace_one()
+    cpu = time.process_time() - started
+    if profiler is not None:
+        profiler.disable()
+        profiler.dump_stats(args.profile)
+        pstats.Stats(args.profile).sort_stats("cumulative").print_stats(40)
+    print(f"steady state ({args.steady}), {args.nodes} nodes x 10 devices, 10 pods pending, {args.pods} pods replaced")
+    print(f"  pods/s (core alone)   {args.pods / cpu:.0f} ({cpu / args.pods * 1e6:.0f} us CPU per replaced pod)")
+
+
 def add_pod(api: MemoryAPI, ns: str, name: str) -> None:
     """A pod with its generated claim, and the claim's name in the pod status (the claim controller's part)."""
     p = objects.pod(ns, name)
@@ -130,6 +214,9 @@ async def run(args: argparse.Namespace) -> None:
     device_class = objects.device_class()
     device_class["metadata"]["resourceVersion"] = "1"
     core.on_object_change(Resource.DEVICE_CLASS, None, device_class)
+    if args.steady:
+        await steady(args, api, core, names)
+        return
 
     async def schedule(count: int, ns: str) -> tuple[list[float], list[float], list[int]]:
         for i in range(count):
@@ -185,6 +272,9 @@ def main() -> None:
     p.add_argument("--pods", type=int, default=2500, help="measured pods (default 2500)")
     p.add_argument("--init", type=int, help="pods scheduled before the measurement (default: --pods)")
     p.add_argument("--profile", help="write a cProfile of the measured pods to this file and print its top")
+    p.add_argument(
+        "--steady", choices=["empty", "half"], help="steady state: 10 pods pending, each bound pod replaced at once"
+    )
     asyncio.run(run(p.parse_args()))
 
 

@@ -182,16 +182,11 @@ class SchedulerCache:
                 infos.append(info.clone() if existing is None or name in self._dirty else existing)
             snapshot._replace(infos, self._latest_generation)
         elif self._dirty:
-            infos = snapshot.nodes()
-            index = {info.name: i for i, info in enumerate(infos)} if len(self._dirty) > 8 else None
             for name in self._dirty:
                 current = self._nodes.get(name)
                 if current is None or current.node is None:
                     continue
-                if index is not None:
-                    position = index.get(name)
-                else:
-                    position = next((i for i, info in enumerate(infos) if info.name == name), None)
+                position = snapshot.position(name)
                 if position is not None:
                     snapshot._put(position, current.clone())
             snapshot.generation = self._latest_generation

@@ -292,8 +292,16 @@ def events_for_change(
         if not is_assigned(new):
             return []
         return pod_scheduling_properties_change(new, old, dra_enabled=dra_enabled)
-    if old is None:
-        return [_event(resource, ActionType.ADD, f"{resource}Add")]
-    if new is None:
-        return [_event(resource, ActionType.DELETE, f"{resource}Delete")]
-    return [_event(resource, ActionType.UPDATE, f"{resource}Update")]
+    action = ActionType.ADD if old is None else ActionType.DELETE if new is None else ActionType.UPDATE
+    return [_plain_event(resource, action)]
+
+
+_PLAIN_EVENTS: dict[tuple[str, ActionType], ClusterEvent] = {}
+
+
+def _plain_event(resource: str, action: ActionType) -> ClusterEvent:
+    """``<Resource>Add``, ``…Update`` or ``…Delete``: made once per resource and action (events are immutable)."""
+    event = _PLAIN_EVENTS.get((resource, action))
+    if event is None:
+        event = _PLAIN_EVENTS[(resource, action)] = _event(resource, action, f"{resource}{action.label()}")
+    return event

@@ -210,6 +210,8 @@ class SchedulingAlgorithm:
         entries: list[Entry | None] = []  # the feasible nodes' entries, for their Score rows
         plan.feasible = (feasible, entries)
         node_to_status = diagnosis.node_to_status
+        shared = plan.cache.shared
+        last_rejection: Status | None = None  # the diagnosis already holds its plugin
         processed = misses = 0
         num_all = len(nodes)
         for i in range(num_all):
@@ -237,7 +239,11 @@ class SchedulingAlgorithm:
                 if dependency is UNCACHEABLE:
                     entry = None
                 else:
-                    kept = plan.keep(state, name) if verdict is None else None
+                    if verdict is None:
+                        kept = plan.keep(state, name)
+                    else:
+                        kept = None
+                        verdict = shared(verdict)
                     entry = table[name] = Entry(info.generation, info.node, dependency, verdict, kept)
             status: Status | None = verdict
             if status is None or status.code == Code.SUCCESS:
@@ -247,7 +253,9 @@ class SchedulingAlgorithm:
                     break
                 continue
             node_to_status[name] = status
-            diagnosis.add_plugin_status(status)
+            if status is not last_rejection:  # equal verdicts are one object (``shared``)
+                diagnosis.add_plugin_status(status)
+                last_rejection = status
         plan.cache.hits += processed - misses
         plan.cache.misses += misses
         return feasible, processed

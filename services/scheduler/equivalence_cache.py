@@ -52,6 +52,7 @@ from services.scheduler.node_info import NodeInfo
 from services.scheduler.status import Status
 
 DEFAULT_MAX_CLASSES = 64
+MAX_VERDICTS = 1024  # distinct rejection verdicts kept for sharing; the table starts over past it
 
 UNCACHEABLE: Any = object()
 """What ``node_dependency`` returns for a node whose verdict must not be remembered."""
@@ -148,6 +149,26 @@ class EquivalenceCache:
         self._tables: OrderedDict[Hashable, ClassTable] = OrderedDict()
         self.hits = 0  # verdicts reused (the cycle counts them)
         self.misses = 0  # verdicts the plugins computed
+        self._verdicts: dict[tuple[int, tuple[str, ...], str], Status] = {}
+
+    def shared(self, verdict: Status) -> Status:
+        """One ``Status`` object for every equal rejection kept in the tables.
+
+        Most nodes a cycle passes over share one verdict ("cannot allocate all
+        claims" on every full node). Kept as one object, the cycle adds each
+        plugin's rejection to the diagnosis once instead of once per node, and
+        the decision record groups the nodes by that object at once. A status
+        that carries an error is its own.
+        """
+        if verdict.error is not None:
+            return verdict
+        key = (verdict.code, verdict.reasons, verdict.plugin)
+        found = self._verdicts.get(key)
+        if found is None:
+            if len(self._verdicts) >= MAX_VERDICTS:
+                self._verdicts.clear()
+            found = self._verdicts[key] = verdict
+        return found
 
     def table(self, key: Hashable) -> ClassTable:
         table = self._tables.get(key)

@@ -111,6 +111,9 @@ class SchedulerMetrics:
         # Label children looked up once: the queue and the cache report on every change.
         self._pending = {q: self.pending_pods.labels(queue=q) for q in ("active", "backoff", "unschedulable", "gated")}
         self._cache = {t: self.cache_size.labels(type=t) for t in ("nodes", "pods", "assumed_pods")}
+        # The values last set: most changes leave the sizes as they were, and a gauge set is not free.
+        self._pending_set: tuple[int, int, int, int] | None = None
+        self._cache_set: tuple[int, int, int] | None = None
 
     # -- the QueueMetrics protocol used by queue.py
 
@@ -118,6 +121,10 @@ class SchedulerMetrics:
         self.queue_incoming_pods.labels(queue=queue, event=event).inc()
 
     def set_pending(self, active: int, backoff: int, unschedulable: int, gated: int) -> None:
+        values = (active, backoff, unschedulable, gated)
+        if values == self._pending_set:
+            return
+        self._pending_set = values
         pending = self._pending
         pending["active"].set(active)
         pending["backoff"].set(backoff)
@@ -125,6 +132,10 @@ class SchedulerMetrics:
         pending["gated"].set(gated)
 
     def set_cache_size(self, nodes: int, pods: int, assumed_pods: int) -> None:
+        values = (nodes, pods, assumed_pods)
+        if values == self._cache_set:
+            return
+        self._cache_set = values
         cache = self._cache
         cache["nodes"].set(nodes)
         cache["pods"].set(pods)

@@ -105,11 +105,12 @@ class NodeInfo:
 class Snapshot:
     """An immutable-by-convention list of NodeInfos with lookup by name."""
 
-    __slots__ = ("_by_name", "_list", "generation")
+    __slots__ = ("_by_name", "_list", "_positions", "generation")
 
     def __init__(self, node_infos: Iterable[NodeInfo] = (), generation: int = 0) -> None:
         self._list: list[NodeInfo] = [n for n in node_infos if n.node is not None]
         self._by_name: dict[str, NodeInfo] = {n.name: n for n in self._list}
+        self._positions: dict[str, int] = {n.name: i for i, n in enumerate(self._list)}
         self.generation = generation
 
     @classmethod
@@ -137,6 +138,10 @@ class Snapshot:
     def __len__(self) -> int:
         return len(self._list)
 
+    def position(self, name: str) -> int | None:
+        """Where the node is in ``nodes()`` (the filter order), or None."""
+        return self._positions.get(name)
+
     def _put(self, position: int, info: NodeInfo) -> None:
         """Replace the NodeInfo at ``position`` by a newer one of the same node (``info.node`` is set)."""
         self._list[position] = info
@@ -145,4 +150,5 @@ class Snapshot:
     def _replace(self, node_infos: list[NodeInfo], generation: int) -> None:
         self._list = [n for n in node_infos if n.node is not None]
         self._by_name = {n.name: n for n in self._list}
+        self._positions = {n.name: i for i, n in enumerate(self._list)}
         self.generation = generation

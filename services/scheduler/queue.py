@@ -499,7 +499,7 @@ class PriorityQueue:
         else:
             pods = (p for k in keys if (p := self._unschedulable.get(k)) is not None)
         candidates = [p for p in pods if pre_check is None or pre_check(p.pod)]
-        self._move_pods(candidates, event, old, new)
+        self._offer(candidates, event, old, new)
         self._report_pending()
 
     def _narrowed(self, event: ClusterEvent, old: Obj | None, new: Obj | None) -> set[str] | None:
@@ -568,8 +568,11 @@ class PriorityQueue:
         )
 
     def _move_pods(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Obj | None, new: Obj | None) -> None:
-        if not self._is_event_of_interest(event):
-            return
+        if self._is_event_of_interest(event):
+            self._offer(pods, event, old, new)
+
+    def _offer(self, pods: list[QueuedPodInfo], event: ClusterEvent, old: Obj | None, new: Obj | None) -> None:
+        """``_move_pods`` for an event already known to be of interest."""
         for pinfo in pods:
             if pinfo.gated and "SchedulingGates" in pinfo.unschedulable_plugins:
                 # Only an update of the pod itself can remove its scheduling gates.

@@ -106,6 +106,7 @@ class ClaimAssumeCache:
         self._in_flight_only: dict[str, str] = {}
         self._key_by_uid: dict[str, str] = {}
         self._devices_of: dict[str, Holding] = {}
+        self._allocation_of: dict[str, Mapping[str, Any]] = {}  # the allocation each holding was computed from
         self._counts: Counter[DeviceID] = Counter()
         self._shared_counts: Counter[DeviceID] = Counter()
         self._capacity: dict[DeviceID, dict[str, Fraction]] = {}  # shared device -> consumed, summed
@@ -241,12 +242,21 @@ class ClaimAssumeCache:
         return claim
 
     def _reindex(self, key: str) -> None:
-        old = self._devices_of.pop(key, EMPTY_HOLDING)
         claim = self._effective(key)
+        alloc = allocation(claim) if claim is not None else None
+        if alloc is not None:
+            before = self._allocation_of.get(key)
+            if before is not None and (before is alloc or before == alloc):
+                self._allocation_of[key] = alloc
+                return  # the same devices (most updates of an allocated claim touch other fields)
+        old = self._devices_of.pop(key, EMPTY_HOLDING)
+        self._allocation_of.pop(key, None)
         new = holding(claim) if claim is not None else EMPTY_HOLDING
+        if new.devices or new.shared:
+            self._devices_of[key] = new
+            assert alloc is not None
+            self._allocation_of[key] = alloc
         if old == new:
-            if new.devices or new.shared:
-                self._devices_of[key] = new
             return
         _count(self._counts, old.devices, -1)
         _count(self._counts, new.devices, 1)
@@ -262,8 +272,6 @@ class ClaimAssumeCache:
             generations[pool_id] = generations.get(pool_id, 0) + 1
             for listener in self._pool_listeners:
                 listener(pool_id)
-        if new.devices or new.shared:
-            self._devices_of[key] = new
 
     def _add_capacity(self, capacity: Capacity, sign: int) -> None:
         for device, consumed in capacity:

@@ -51,6 +51,25 @@ def test_snapshot_copies_only_changed_nodes() -> None:
     assert snap.get("n2").requested.milli_cpu == 1000  # type: ignore[union-attr]
 
 
+def test_snapshot_updates_changed_nodes_in_place_by_position() -> None:
+    """Few or many changed nodes: each is replaced at its own position, the filter order stays."""
+    cache = SchedulerCache()
+    for i in range(20):
+        cache.add_node(make_node(f"n{i}"))
+    snap = cache.snapshot()
+    order = [info.name for info in snap.nodes()]
+    assert [snap.position(name) for name in order] == list(range(20)) and snap.position("nope") is None
+    for changed in (["n3"], [f"n{i}" for i in range(0, 20, 2)]):
+        for name in changed:
+            cache.add_pod(make_pod(f"p-{name}-{len(changed)}", requests={"cpu": "1"}, node_name=name))
+        cache.update_snapshot(snap)
+        assert [info.name for info in snap.nodes()] == order
+        for name in changed:
+            info = snap.get(name)
+            assert info is snap.nodes()[order.index(name)] and info is not None
+            assert info.requested.milli_cpu == cache._nodes[name].requested.milli_cpu > 0
+
+
 def test_node_removal_and_pods_of_unknown_nodes() -> None:
     cache = SchedulerCache()
     cache.add_pod(make_pod("a", node_name="ghost"))

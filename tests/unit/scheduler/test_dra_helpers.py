@@ -108,3 +108,24 @@ def test_init_rejects_foreign_context() -> None:
         state.init(POD_WITH_CLAIM_NAME, ObjectStore([scheduling_context(owner_uid="x")]))
     state.init(POD_WITH_CLAIM_NAME, None)  # gate off: no lister, nothing read
     assert state.scheduling_ctx is None
+
+
+def test_an_update_that_keeps_the_allocation_keeps_the_pool_generation() -> None:
+    """A claim update with an equal allocation (a new object from the log) changes no device count and no pool."""
+    cache = ClaimAssumeCache()
+    cache.on_add(versioned(ALLOCATED_CLAIM, "5"))
+    generation = cache.pool_generation(DRIVER, NODE_NAME)
+    reserved = versioned(ALLOCATED_CLAIM, "6")
+    reserved["status"]["reservedFor"] = [{"resource": "pods", "name": "my-pod", "uid": "1234"}]
+    cache.on_update(reserved)  # a copy: equal allocation, another object
+    assert cache.pool_generation(DRIVER, NODE_NAME) == generation
+    assert DEVICE in cache.allocated_devices() and len(cache.allocated_devices()) == 1
+    moved = versioned(ALLOCATED_CLAIM, "7")
+    moved["status"]["allocation"]["devices"]["results"][0]["device"] = "instance-2"
+    cache.on_update(moved)  # another device: the index follows
+    assert cache.pool_generation(DRIVER, NODE_NAME) == generation + 1
+    assert DEVICE not in cache.allocated_devices() and (DRIVER, NODE_NAME, "instance-2") in cache.allocated_devices()
+    cache.on_update(versioned(PENDING_CLAIM, "8"))  # deallocated
+    assert len(cache.allocated_devices()) == 0 and cache.pool_generation(DRIVER, NODE_NAME) == generation + 2
+    cache.on_update(versioned(ALLOCATED_CLAIM, "9"))  # allocated again with the allocation it had before
+    assert DEVICE in cache.allocated_devices() and cache.pool_generation(DRIVER, NODE_NAME) == generation + 3

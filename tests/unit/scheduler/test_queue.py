@@ -510,6 +510,30 @@ def test_metrics_use_kube_names() -> None:
     assert value("scheduler_pending_pods", queue="unschedulable") == 0
 
 
+def test_gauges_follow_every_change_of_the_sizes() -> None:
+    """Sizes are set only when they changed; each new value still reaches the gauge, also back to an old one."""
+    registry = CollectorRegistry()
+    metrics = SchedulerMetrics(registry)
+
+    def sizes() -> list[float | None]:
+        pending = [registry.get_sample_value("scheduler_pending_pods", {"queue": q}) for q in ("active", "gated")]
+        cache = [
+            registry.get_sample_value("scheduler_scheduler_cache_size", {"type": t}) for t in ("nodes", "assumed_pods")
+        ]
+        return pending + cache
+
+    metrics.set_pending(3, 0, 0, 1)
+    metrics.set_cache_size(500, 10, 2)
+    assert sizes() == [3, 1, 500, 2]
+    metrics.set_pending(3, 0, 0, 1)  # unchanged
+    metrics.set_pending(2, 0, 0, 1)
+    metrics.set_cache_size(500, 10, 1)
+    assert sizes() == [2, 1, 500, 1]
+    metrics.set_pending(3, 0, 0, 1)  # back to the first values
+    metrics.set_cache_size(500, 10, 2)
+    assert sizes() == [3, 1, 500, 2]
+
+
 # ----------------------------------------------------------------- async pop
 
 

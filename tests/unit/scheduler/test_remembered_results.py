@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 from services.scheduler.client import PODS, RESOURCE_CLAIMS
 from services.scheduler.cluster_events import Resource
+from services.scheduler.equivalence_cache import MAX_VERDICTS, EquivalenceCache
+from services.scheduler.status import Code, Status
 
 from .builders import make_node, make_pod
 from .dra_fixtures import CLASS_NAME, DEVICE_CLASS, DRIVER, NAMESPACE
@@ -284,3 +286,20 @@ def test_entries_of_nodes_that_went_away_are_dropped() -> None:
         assert set(tables[0]) == {"m0"}
 
     asyncio.run(run())
+
+
+def test_equal_rejections_are_kept_as_one_status() -> None:
+    """The cache shares equal verdicts (so a cycle's diagnosis and record group them), never a status with an error."""
+    cache = EquivalenceCache()
+    first = Status(Code.UNSCHEDULABLE, ("cannot allocate all claims",), "DynamicResources")
+    again = Status(Code.UNSCHEDULABLE, ("cannot allocate all claims",), "DynamicResources")
+    assert cache.shared(first) is first and cache.shared(again) is first
+    other_code = Status(Code.UNSCHEDULABLE_AND_UNRESOLVABLE, ("cannot allocate all claims",), "DynamicResources")
+    other_plugin = Status(Code.UNSCHEDULABLE, ("cannot allocate all claims",), "NodeResourcesFit")
+    assert cache.shared(other_code) is other_code and cache.shared(other_plugin) is other_plugin
+    failed = Status(Code.UNSCHEDULABLE, ("cannot allocate all claims",), "DynamicResources", error=ValueError("x"))
+    assert cache.shared(failed) is failed
+    for i in range(MAX_VERDICTS + 1):  # bounded: it starts over, and equal verdicts are shared again after
+        cache.shared(Status(Code.UNSCHEDULABLE, (f"reason {i}",), "P"))
+    fresh = Status(Code.UNSCHEDULABLE, ("cannot allocate all claims",), "DynamicResources")
+    assert cache.shared(fresh) is fresh and cache.shared(again) is fresh
