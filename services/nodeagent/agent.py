@@ -53,7 +53,7 @@ from services.api.types.registry import COORDINATION_GROUP, RESOURCE_GROUP
 from services.bus.port import Bus
 from services.kubeletplugin.api import ClaimRef
 from services.kubeletplugin.health import UNKNOWN, decode_health, health_path
-from services.kubeletplugin.unix_socket import PluginClient, PluginUnavailable, client_for
+from services.kubeletplugin.unix_socket import PluginClient, PluginClients, PluginUnavailable
 from services.nodeagent import node_lease, node_object, pod_status
 from services.nodeagent.claim_cache import ClaimCache, ClaimInfo
 from services.nodeagent.pod_claims import (
@@ -150,6 +150,7 @@ class NodeAgent:
         self.workers = workers
         self.client_timeout = client_timeout
         self.plugin_timeout = plugin_timeout
+        self.plugins = PluginClients(state_dir, timeout=plugin_timeout)
         self.clock = clock
         self._own_informer = informer is None
         self.informer = informer or Informer(bus, snapshot=snapshot, name=f"nodeagent-{node}")
@@ -210,6 +211,7 @@ class NodeAgent:
         finally:
             self.queue.shutdown()
             await stop(tasks)
+            self.plugins.close()
             self.cache.close()
             with contextlib.suppress(Exception):
                 await self.recorder.close()
@@ -477,7 +479,7 @@ class NodeAgent:
 
     def _plugin(self, driver: str) -> PluginClient:
         try:
-            return client_for(self.state_dir, driver, timeout=self.plugin_timeout)
+            return self.plugins.get(driver)
         except PluginUnavailable as err:
             raise PrepareFailed(f"failed to get DRA Plugin client for plugin name {driver}: {err}") from None
 
