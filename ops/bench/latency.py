@@ -1,7 +1,7 @@
 """Latency benchmark: every hop of one pod's life through the log, p50/p99 per hop.
 
     .venv/bin/python ops/bench/latency.py [--backend embedded|kafka] [--kafka HOST:PORT]
-        [--mode processes|up ...] [--pods 30] [--kubectl-apply N] [--bus-options K=V&...] [--json FILE]
+        [--mode processes|up ...] [--pods 30] [--at-once 1] [--kubectl-apply N] [--bus-options K=V&...] [--json FILE]
 
 Why: on bulk work the log's batching hides its hops, but with few pods in
 flight every hop of a pod's cycle is paid in sequence. This benchmark runs one
@@ -27,6 +27,10 @@ request's own record in ``requests`` has its append time):
 ``kubectl apply -f examples/gpu-test1.yaml`` to both of its pods Running (the
 later pod's Running record), N times after one uncounted warm-up, deleting the
 namespace in between: what a user waits for at a terminal.
+
+``--at-once N`` creates N pods together in each round (each with its own claim
+from the template) instead of one: the hops of pods that meet on their path, as
+the two of ``gpu-test1.yaml`` do. ``--pods`` then counts rounds.
 
 Modes: ``processes`` runs the apiserver (with its committer), controller-manager,
 scheduler, one driver and one node agent as separate ``draplane`` processes, as in
@@ -326,6 +330,7 @@ class Result:
     backend: str
     mode: str
     pods: int
+    at_once: int
     hops_ms: dict[str, dict[str, float]]  # hop -> {p50, p99}
     order: list[str]
 
@@ -362,7 +367,7 @@ def hops(lives: Sequence[Life], requests: dict[str, int], delivery: Sequence[flo
     return out
 
 
-async def measure(url: str, *, pods: int) -> tuple[list[Life], dict[str, int], list[float]]:
+async def measure(url: str, *, pods: int, at_once: int = 1) -> tuple[list[Life], dict[str, int], list[float]]:
     bus = open_bus(url)
     await bus.start()
     informer = Informer(bus, name="latency-bench")
@@ -378,18 +383,25 @@ async def measure(url: str, *, pods: int) -> tuple[list[Life], dict[str, int], l
         if client.get(RG, "deviceclasses", "", DRIVER) is None:
             await client.create(RG, "deviceclasses", device_class())
         await client.create(RG, "resourceclaimtemplates", claim_template())
-        for i in range(pods + 1):  # the first pod warms every component up and is not counted
-            name = f"pod-{i:04d}"
-            life = observer.lives[name] = Life()
+        for i in range(pods + 1):  # the first round warms every component up and is not counted
+            names = [f"pod-{i:04d}-{j}" if at_once > 1 else f"pod-{i:04d}" for j in range(at_once)]
+            round_lives = [observer.lives.setdefault(name, Life()) for name in names]
             observer.measuring = i > 0
-            life.sent_ms = time.time() * 1000
-            await client.create("", "pods", pod(name))
-            await asyncio.wait_for(life.running.wait(), 60)
+
+            async def create(name: str, life: Life) -> None:
+                life.sent_ms = time.time() * 1000
+                await client.create("", "pods", pod(name))
+
+            await asyncio.gather(*(create(name, life) for name, life in zip(names, round_lives, strict=True)))
+            for life in round_lives:
+                await asyncio.wait_for(life.running.wait(), 60)
             observer.measuring = False
-            await client.delete("", "pods", NS, name, gracePeriodSeconds=0)
-            await asyncio.wait_for(life.claim_gone.wait(), 60)  # its GPU is free for the next pod
+            for name in names:
+                await client.delete("", "pods", NS, name, gracePeriodSeconds=0)
+            for life in round_lives:
+                await asyncio.wait_for(life.claim_gone.wait(), 60)  # its GPU is free for the next pod
             if i > 0:
-                lives.append(life)
+                lives.extend(round_lives)
         requests = await request_times(bus)
         await asyncio.sleep(0.5)  # the scheduler records its last decision after the binding
         for decision in await read_decisions(bus):
@@ -493,7 +505,7 @@ async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
     run_dir = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=work))
     children = await start_components(mode, url, run_dir)
     try:
-        lives, requests, delivery = await measure(url, pods=args.pods)
+        lives, requests, delivery = await measure(url, pods=args.pods, at_once=args.at_once)
         applied: dict[str, list[float]] = {}
         if args.kubectl_apply and mode == "up":
             applied = await measure_apply(url, kubeconfig=run_dir / "up" / "kubeconfig", runs=args.kubectl_apply)
@@ -506,13 +518,15 @@ async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
         backend=args.backend,
         mode=mode,
         pods=len(lives),
+        at_once=args.at_once,
         hops_ms={k: {"p50": percentile(v, 50), "p99": percentile(v, 99), "n": len(v)} for k, v in values.items()},
         order=list(values),
     )
 
 
 def report(result: Result) -> str:
-    lines = [f"one pod's life on {result.backend}, {result.mode} ({result.pods} pods, one at a time)"]
+    together = "one at a time" if result.at_once == 1 else f"{result.at_once} at a time"
+    lines = [f"one pod's life on {result.backend}, {result.mode} ({result.pods} pods, {together})"]
     for hop in result.order:
         figures = result.hops_ms[hop]
         if "attempts" in hop:
@@ -540,6 +554,13 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         help="in up mode: also time kubectl apply -f examples/gpu-test1.yaml to both pods Running, N times",
     )
     p.add_argument("--pods", type=int, default=30, help="measured pods, one at a time (default 30)")
+    p.add_argument(
+        "--at-once",
+        type=int,
+        default=1,
+        help="create this many pods together in each round (as kubectl apply of gpu-test1.yaml does: 2); "
+        "--pods rounds are measured",
+    )
     p.add_argument("--json", help="write the results as JSON to this file")
     return p.parse_args(argv)
 
