@@ -116,22 +116,23 @@ def _fetchall(conn: sqlite3.Connection, sql: str, params: Params) -> list[tuple[
     return rows
 
 
-LOCK_RETRY_PAUSES_S = (0.0001, 0.0002, 0.0004, 0.0008, 0.001)  # then SQLite's busy handler
+LOCK_RETRY_FIRST_S = 0.0001
+LOCK_RETRY_MAX_S = 0.001
 
 
 def begin_immediate(conn: sqlite3.Connection, timeout_ms: int) -> None:
-    """``BEGIN IMMEDIATE``, waiting up to ``timeout_ms`` for another connection's write lock: retried
-    after 0.1, 0.2, 0.4, 0.8 and 1 ms, and after that in SQLite's busy handler for the time left.
+    """``BEGIN IMMEDIATE``, waiting up to ``timeout_ms`` for another connection's write lock, retried
+    every 0.1 ms at first and at least every 1 ms.
 
-    Why: SQLite's handler sleeps 1, 2, 5, 10, 15, 20, 25 … ms between tries, so a writer that finds
-    the lock taken (another process appending requests, a heartbeat) waited 1 to 18 ms for a lock
-    that is held about 0.3 ms; the committer's write transactions paid it on a commit's way to the
-    other processes (docs/decisions/latency.md, "Seventh pass"). The first 2.5 ms are retried in finer
-    steps here; a lock held longer than that (a bulk load's steady contention) is left to SQLite's
-    handler, which costs no retries. The writer's connection has ``busy_timeout=0`` outside this.
+    Why not SQLite's ``busy_timeout``: its handler sleeps 1, 2, 5, 10, 15, 20, 25 … ms between tries,
+    so a writer that finds the lock taken (another process appending requests, a heartbeat) waited
+    1 to 18 ms (mostly 1 to 3), for a lock held about 0.3 ms; the committer's write transactions paid it
+    on every commit's way to the other processes (docs/decisions/latency.md, "Seventh pass"). The
+    writer's connection therefore has ``busy_timeout=0`` and every write transaction starts here.
     """
     deadline = time.monotonic() + timeout_ms / 1000
-    for pause in LOCK_RETRY_PAUSES_S:
+    pause = LOCK_RETRY_FIRST_S
+    while True:
         try:
             conn.execute("BEGIN IMMEDIATE")
             return
@@ -140,12 +141,7 @@ def begin_immediate(conn: sqlite3.Connection, timeout_ms: int) -> None:
             if not _busy(exc) or left <= 0:
                 raise
         time.sleep(min(pause, left))
-    left_ms = int((deadline - time.monotonic()) * 1000)
-    conn.execute(f"PRAGMA busy_timeout={max(left_ms, 0)}")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    finally:
-        conn.execute("PRAGMA busy_timeout=0")
+        pause = min(pause * 2, LOCK_RETRY_MAX_S)
 
 
 def _in_transaction(
