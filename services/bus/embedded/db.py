@@ -3,8 +3,7 @@
 Each `EmbeddedBus` holds three connections to the file. Two are used from a
 thread of their own (`Connection`): a writer, used only inside write
 transactions (``BEGIN IMMEDIATE`` … ``COMMIT``, serialised in this process by a
-lock and across processes by SQLite's write lock, waited for in
-`begin_immediate`), and a reader for everything
+lock and across processes by SQLite's write lock), and a reader for everything
 else (WAL readers never wait for the writer). The third serves consumers'
 reads on the event loop's own thread (`Database.read_now`), falling back to the
 reader when SQLite says busy. Every statement of the adapter goes
@@ -116,40 +115,9 @@ def _fetchall(conn: sqlite3.Connection, sql: str, params: Params) -> list[tuple[
     return rows
 
 
-LOCK_RETRY_FIRST_S = 0.0001
-LOCK_RETRY_MAX_S = 0.001
-
-
-def begin_immediate(conn: sqlite3.Connection, timeout_ms: int) -> None:
-    """``BEGIN IMMEDIATE``, waiting up to ``timeout_ms`` for another connection's write lock, retried
-    every 0.1 ms at first and at least every 1 ms.
-
-    Why not SQLite's ``busy_timeout``: its handler sleeps 1, 2, 5, 10, 15, 20, 25 … ms between tries,
-    so a writer that finds the lock taken (another process appending requests, a heartbeat) waited
-    1 to 18 ms (mostly 1 to 3), for a lock held about 0.3 ms; the committer's write transactions paid it
-    on every commit's way to the other processes (docs/decisions/latency.md, "Seventh pass"). The
-    writer's connection therefore has ``busy_timeout=0`` and every write transaction starts here.
-    """
-    deadline = time.monotonic() + timeout_ms / 1000
-    pause = LOCK_RETRY_FIRST_S
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.OperationalError as exc:
-            left = deadline - time.monotonic()
-            if not _busy(exc) or left <= 0:
-                raise
-        time.sleep(min(pause, left))
-        pause = min(pause * 2, LOCK_RETRY_MAX_S)
-
-
-def _in_transaction(
-    conn: sqlite3.Connection, timeout_ms: int, fn: Callable[..., T], *args: Any, **kwargs: Any
-) -> T:
-    """``BEGIN IMMEDIATE`` (`begin_immediate`), ``fn(conn, *args, **kwargs)``, ``COMMIT`` — or ``ROLLBACK``
-    on any error."""
-    begin_immediate(conn, timeout_ms)
+def _in_transaction(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``BEGIN IMMEDIATE``, ``fn(conn, *args, **kwargs)``, ``COMMIT`` — or ``ROLLBACK`` on any error."""
+    conn.execute("BEGIN IMMEDIATE")
     try:
         result = fn(conn, *args, **kwargs)
     except BaseException:
@@ -161,15 +129,10 @@ def _in_transaction(
 
 
 def _in_transaction_then(
-    conn: sqlite3.Connection,
-    timeout_ms: int,
-    then: Callable[[T], None],
-    fn: Callable[..., T],
-    *args: Any,
-    **kwargs: Any,
+    conn: sqlite3.Connection, then: Callable[[T], None], fn: Callable[..., T], *args: Any, **kwargs: Any
 ) -> T:
     """`_in_transaction`, then ``then(result)`` once it committed (an error there is logged, not raised)."""
-    result = _in_transaction(conn, timeout_ms, fn, *args, **kwargs)
+    result = _in_transaction(conn, fn, *args, **kwargs)
     try:
         then(result)
     except Exception:
@@ -203,8 +166,6 @@ class Database:
             # journal_mode needs the write lock (busy_timeout covers that).
             await self._writer.execute(f"PRAGMA page_size={PAGE_SIZE}")
             await self._writer.execute("PRAGMA journal_mode=WAL")
-            # From here on the writer waits for the write lock in begin_immediate, in finer steps.
-            await self._writer.execute("PRAGMA busy_timeout=0")
             async with self.write() as conn:
                 # Not executescript: it would COMMIT the open transaction first.
                 for statement in DDL.split(";"):
@@ -267,7 +228,7 @@ class Database:
         async with self._write_lock:
             try:
                 with translate_errors("write failed"):
-                    await conn.run(begin_immediate, self.busy_timeout_ms)
+                    await conn.execute("BEGIN IMMEDIATE")
                     yield conn
             except BaseException:
                 await asyncio.shield(conn.run(_rollback))
@@ -286,7 +247,7 @@ class Database:
             raise BusError("the embedded bus is not started")
         async with self._write_lock:
             with translate_errors("write failed"):
-                return await conn.run(_in_transaction, self.busy_timeout_ms, fn, *args, **kwargs)
+                return await conn.run(_in_transaction, fn, *args, **kwargs)
 
     async def write_sync_then(self, then: Callable[[T], None], fn: Callable[..., T], *args: Any) -> T:
         """`write_sync`, and ``then(fn's result)`` on the writer's thread as soon as the write committed.
@@ -300,7 +261,7 @@ class Database:
             raise BusError("the embedded bus is not started")
         async with self._write_lock:
             with translate_errors("write failed"):
-                return await conn.run(_in_transaction_then, self.busy_timeout_ms, then, fn, *args)
+                return await conn.run(_in_transaction_then, then, fn, *args)
 
     async def read_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(sqlite3_connection, *args, **kwargs)`` on the event loop's own thread, or the reader's when busy.
