@@ -10,7 +10,9 @@ coordinator's CONCURRENT_TRANSACTIONS at a transaction's start after
 `CONCURRENT_RETRY_S` rather than aiokafka's fixed 20 ms. It sends a
 transaction's TxnOffsetCommit once the writes in flight are answered, so that
 the broker's checks of the two (KIP-890) never wait to be sent at once, where
-the broker refuses the older one. The requests are
+the broker refuses the older one. Records sent with the commit are handed over
+and not waited for: aiokafka's EndTxn waits for them, and a failed one turns
+the commit into an abort. The requests are
 counted by a wrapper around the aiokafka client's ``send``; the records are
 read back, so the guarantees (atomic commit, aborts never read) are checked on
 the same path.
@@ -30,7 +32,7 @@ from aiokafka.errors import ConcurrentTransactions, CoordinatorLoadInProgressErr
 from aiokafka.structs import TopicPartition
 from contract_support import end_after, read_all, values
 
-from services.bus import Bus, OutRecord, TopicSpec, open_bus
+from services.bus import Bus, BusError, OutRecord, TopicSpec, open_bus
 from services.bus.kafka.producer import CONCURRENT_RETRY_S, KafkaProducer, _PromptAddPartitions
 from tests.support.eventually import eventually
 
@@ -186,6 +188,44 @@ async def test_the_offset_commit_goes_once_the_writes_in_flight_are_answered(kaf
     member = await kafka_bus.join_group("readers", "in")  # the offsets are in the transaction, as before
     await eventually(member.committed, until=lambda at: at == 1, what="the committed offset", interval=0.02)
     await member.close()
+    await producer.close()
+
+
+async def test_records_sent_with_the_commit_are_committed_without_being_waited_for_first(kafka_bus: Bus) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    assert isinstance(producer, KafkaProducer)
+    async with producer.transaction() as txn:
+        await txn.send([OutRecord("out", b"k", b"0"), OutRecord("in", b"k", b"0")])
+    timeline = Timeline(producer, produce_delay_s=0.2)
+    async with producer.transaction() as txn:
+        (offset,) = await txn.send([OutRecord("out", b"k", b"1")])
+        await txn.send_with_commit([OutRecord("in", b"k", b"1")])
+        # handed over: its Produce is not answered yet when send_with_commit returns
+        assert len(timeline.of("ProduceRequest")) == 1
+    (_, (_, with_commit_answered)) = timeline.of("ProduceRequest")
+    ((end_sent, _),) = timeline.of("EndTxnRequest")
+    assert end_sent >= with_commit_answered  # the commit still goes once the write is in
+    out, inn = await kafka_bus.consumer("out"), await kafka_bus.consumer("in")
+    assert values(await read_all(out, await end_after(kafka_bus, "out", offset))) == [b"0", b"1"]
+    assert values(await read_all(inn, await kafka_bus.end_offset("in"))) == [b"0", b"1"]
+    await producer.close()
+
+
+async def test_a_failed_write_sent_with_the_commit_aborts_the_transaction(kafka_bus: Bus) -> None:
+    await kafka_bus.ensure_topics([TopicSpec("small", 1, {"max.message.bytes": "1024"})])
+    producer = await kafka_bus.producer(transactional_id="writer")
+    async with producer.transaction() as txn:
+        await txn.send([OutRecord("out", b"k", b"kept")])
+    with pytest.raises(BusError):  # the broker refuses the record (larger than the topic takes)
+        async with producer.transaction() as txn:
+            await txn.send([OutRecord("out", b"k", b"aborted")])
+            await txn.send_with_commit([OutRecord("small", b"k", b"x" * 4096)])
+    async with producer.transaction() as txn:  # the producer carries on
+        (offset,) = await txn.send([OutRecord("out", b"k", b"after")])
+    out = await kafka_bus.consumer("out")
+    assert values(await read_all(out, await end_after(kafka_bus, "out", offset))) == [b"kept", b"after"]
+    small = await kafka_bus.consumer("small")
+    assert values(await read_all(small, await kafka_bus.end_offset("small"))) == []
     await producer.close()
 
 

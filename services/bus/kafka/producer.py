@@ -54,6 +54,15 @@ for the transaction's writes in flight**: aiokafka still adds the group
 them, and sends TxnOffsetCommit once they are answered — and with them their
 checks. (A first write sent while the offset commit is in flight can meet it
 the same way: the committer sends its replies after the offsets.)
+
+**Records sent with the commit are not waited for before it.** aiokafka sends
+EndTxn only once every batch handed to it is answered, so
+`KafkaTransaction.send_with_commit` hands its records over and returns, and
+the commit starts at once: the caller's and the sender's turns between the
+last write's answer and EndTxn are gone. All or nothing stays: should one of
+those writes fail, this producer's sender ends the transaction with an abort
+instead (aiokafka would commit what did get in), and the commit raises that
+write's error.
 """
 
 from __future__ import annotations
@@ -68,6 +77,7 @@ from aiokafka import AIOKafkaProducer
 from aiokafka.client import CoordinationType
 from aiokafka.errors import ConcurrentTransactions, for_code
 from aiokafka.producer.sender import AddPartitionsToTxnHandler
+from aiokafka.producer.transaction_manager import TransactionResult
 from aiokafka.structs import TopicPartition
 
 from services.bus.kafka.context import KafkaContext
@@ -121,6 +131,36 @@ def _offsets_after_writes(producer: AIOKafkaProducer, writes: Mapping[asyncio.Fu
     sender._do_txn_offset_commit = txn_offset_commit
 
 
+def _failed(futures: Sequence[asyncio.Future[object]]) -> BaseException | None:
+    """The first error among answered `futures` (None if all went in or are still out); retrieves every one."""
+    first: BaseException | None = None
+    for future in futures:
+        if not future.done():
+            continue
+        error = asyncio.CancelledError() if future.cancelled() else future.exception()
+        first = first or error
+    return first
+
+
+def _abort_on_failed_writes(producer: AIOKafkaProducer, with_commit: Sequence[asyncio.Future[object]]) -> None:
+    """Make this producer's sender end a commit with an abort if a write in `with_commit` failed (this instance only).
+
+    aiokafka's EndTxn waits for every batch handed over before it; it is sent once those
+    of `with_commit` are answered, so their outcome is known when the result is chosen.
+    """
+    sender = producer._sender
+    end_transaction = sender._do_txn_commit
+
+    async def txn_commit(result: Any) -> Any:
+        if result == TransactionResult.COMMIT and with_commit:
+            await asyncio.wait(with_commit)
+            if _failed(with_commit) is not None:
+                result = TransactionResult.ABORT
+        return await end_transaction(result)
+
+    sender._do_txn_commit = txn_commit
+
+
 def _prompt_add_partitions(producer: AIOKafkaProducer) -> None:
     """Make this producer's sender add partitions with `_PromptAddPartitions` (this instance only)."""
     sender = producer._sender
@@ -171,8 +211,11 @@ class KafkaProducer:
         self._txn_partitions: set[TopicPartition] = set()
         # This producer's writes not yet answered, and their partitions: an offset commit waits for them.
         self._writes: dict[asyncio.Future[object], TopicPartition] = {}
+        # The current transaction's writes sent with its commit (`send_with_commit`), not awaited yet.
+        self._with_commit: list[asyncio.Future[object]] = []
         if transactional:
             _offsets_after_writes(producer, self._writes)
+            _abort_on_failed_writes(producer, self._with_commit)
 
     @classmethod
     async def create(cls, context: KafkaContext, *, transactional_id: str | None) -> KafkaProducer:
@@ -251,15 +294,9 @@ class KafkaProducer:
         self._check_usable()
         if not records:
             return []
-        by_partition: dict[tuple[str, int], list[int]] = {}
-        for i, record in enumerate(records):
-            by_partition.setdefault((record.topic, record.partition), []).append(i)
-        for topic, partition in by_partition:  # all or nothing: check before sending any
-            await self._context.check_partition(topic, partition)
         pending: list[tuple[list[int], asyncio.Future[object]]] = []
         try:
-            for (topic, partition), indexes in by_partition.items():
-                pending.extend(await self._send_partition(topic, partition, indexes, records))
+            await self._hand_over(records, pending)
         finally:
             results = await asyncio.gather(*(f for _, f in pending), return_exceptions=True)
         offsets = [0] * len(records)
@@ -273,10 +310,43 @@ class KafkaProducer:
             base = int(result.offset)  # type: ignore[attr-defined]
             for n, i in enumerate(indexes):
                 offsets[i] = base + n
+        return offsets
+
+    async def _send_with_commit(self, records: Sequence[OutRecord]) -> None:
+        """Hand `records` to aiokafka for the transaction's commit to wait for (the module docstring)."""
+        self._check_usable()
+        pending: list[tuple[list[int], asyncio.Future[object]]] = []
+        try:
+            await self._hand_over(records, pending)
+        finally:
+            self._with_commit.extend(f for _, f in pending)
+
+    async def _hand_over(
+        self, records: Sequence[OutRecord], pending: list[tuple[list[int], asyncio.Future[object]]]
+    ) -> None:
+        """Give `records` to aiokafka, appending (record indexes, batch future) pairs to `pending`."""
+        by_partition: dict[tuple[str, int], list[int]] = {}
+        for i, record in enumerate(records):
+            by_partition.setdefault((record.topic, record.partition), []).append(i)
+        for topic, partition in by_partition:  # all or nothing: check before sending any
+            await self._context.check_partition(topic, partition)
+        for (topic, partition), indexes in by_partition.items():
+            pending.extend(await self._send_partition(topic, partition, indexes, records))
         if self._transactional:
             stored = self._context.stored
             self._txn_partitions.update(TopicPartition(stored(t), p) for t, p in by_partition)
-        return offsets
+
+    async def _settle_with_commit(self) -> None:
+        """Wait for the writes sent with the commit; raise the first one's error (the commit was an abort then)."""
+        with_commit, self._with_commit[:] = list(self._with_commit), []
+        if not with_commit:
+            return
+        await asyncio.wait(with_commit)
+        error = _failed(with_commit)
+        if error is not None:
+            translated_error = translate(error, "send") or error
+            self._note(translated_error)
+            raise translated_error from error
 
     def _sent(self, future: asyncio.Future[object], tp: TopicPartition) -> asyncio.Future[object]:
         """A write handed to aiokafka: a transaction's is remembered until answered (see `_offsets_after_writes`)."""
@@ -331,8 +401,8 @@ class KafkaTransaction:
         return await self._producer._send(records)
 
     async def send_with_commit(self, records: Sequence[OutRecord]) -> None:
-        """Sent at once: a Kafka commit carries no records (what it saves on the embedded log, a write, is free)."""
-        await self._producer._send(records)
+        """Handed over now and not waited for: the commit goes once they are in, or aborts (the module docstring)."""
+        await self._producer._send_with_commit(records)
 
     async def send_offsets(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
         producer = self._producer
@@ -374,6 +444,7 @@ class _TransactionContext:
                     with translated("commit"):
                         producer._check_usable()
                         await producer._producer.commit_transaction()
+                    await producer._settle_with_commit()  # raises if the commit was turned into an abort
                 except ProducerFenced as error:
                     producer._note(error)
                     raise
@@ -391,6 +462,9 @@ class _TransactionContext:
         """Abort if aiokafka still can, without hiding the exception that caused it."""
         producer = self._producer
         producer._txn_partitions.clear()
+        with_commit, producer._with_commit[:] = list(producer._with_commit), []
+        for future in with_commit:  # their errors are the abort's cause, already raised or moot
+            future.add_done_callback(lambda done: _failed([done]))
         if not producer._can_abort():
             return
         try:
