@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import copy
 import cProfile
 import gc
@@ -39,7 +40,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -118,6 +119,22 @@ class MemoryAPI:
             core.on_object_change(resource, old, new)
 
 
+@contextlib.contextmanager
+def profiled(path: str | None) -> Iterator[None]:
+    """Profile the block with cProfile when ``path`` is given: stats saved there and the top 40 printed."""
+    if not path:
+        yield
+        return
+    profiler = cProfile.Profile()
+    profiler.enable()
+    try:
+        yield
+    finally:
+        profiler.disable()
+        profiler.dump_stats(path)
+        pstats.Stats(path).sort_stats("cumulative").print_stats(40)
+
+
 def create_pod_steadily(api: MemoryAPI, ns: str, name: str) -> None:
     """As the steady-state load generator: the pod, then its claim, then the claim's name in its status."""
     p = objects.pod(ns, name)
@@ -174,17 +191,11 @@ async def steady(args: argparse.Namespace, api: MemoryAPI, core: SchedulerCore, 
     for _ in range(args.init if args.init is not None else 200):  # warm: every node's verdicts once
         await replace_one()
     gc.freeze()
-    profiler = cProfile.Profile() if args.profile else None
-    if profiler is not None:
-        profiler.enable()
-    started = time.process_time()
-    for _ in range(args.pods):
-        await replace_one()
-    cpu = time.process_time() - started
-    if profiler is not None:
-        profiler.disable()
-        profiler.dump_stats(args.profile)
-        pstats.Stats(args.profile).sort_stats("cumulative").print_stats(40)
+    with profiled(args.profile):
+        started = time.process_time()
+        for _ in range(args.pods):
+            await replace_one()
+        cpu = time.process_time() - started
     print(f"steady state ({args.steady}), {args.nodes} nodes x 10 devices, 10 pods pending, {args.pods} pods replaced")
     print(f"  pods/s (core alone)   {args.pods / cpu:.0f} ({cpu / args.pods * 1e6:.0f} us CPU per replaced pod)")
 
@@ -242,16 +253,10 @@ async def run(args: argparse.Namespace) -> None:
     init = args.init if args.init is not None else args.pods
     await schedule(init, "init")
     gc.freeze()  # what the scheduler's catch-up freezes: the views built so far
-    profiler = cProfile.Profile() if args.profile else None
-    if profiler is not None:
-        profiler.enable()
-    started = time.process_time()
-    cycle_s, bind_s, evaluated = await schedule(args.pods, "test")
-    cpu = time.process_time() - started
-    if profiler is not None:
-        profiler.disable()
-        profiler.dump_stats(args.profile)
-        pstats.Stats(args.profile).sort_stats("cumulative").print_stats(40)
+    with profiled(args.profile):
+        started = time.process_time()
+        cycle_s, bind_s, evaluated = await schedule(args.pods, "test")
+        cpu = time.process_time() - started
     print(f"scheduling cycle, {args.nodes} nodes x 10 devices, {init} init pods, {args.pods} measured pods")
     per_pod = cpu / args.pods * 1e6
     print(f"  pods/s (core alone)   {args.pods / cpu:.0f} ({per_pod:.0f} us CPU per pod, adding the pods included)")
