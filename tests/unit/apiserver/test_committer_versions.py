@@ -17,7 +17,8 @@ from services.api.machinery.conversion import from_storage
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
 from services.kube.feature_gates import FeatureGates
-from services.runtime.committer_core import CommitterCore, Outcome
+from services.runtime.committer_core import CommitterCore
+from tests.support.committing import commit_batch as commit
 from topics.envelope import Request, UserInfo
 
 RG = "resource.k8s.io"
@@ -25,7 +26,6 @@ USER = UserInfo("admin", ("system:masters",))
 NOW = datetime(2026, 12, 2, 9, 0, 0, tzinfo=UTC)
 STORED = f"{RG}/v1beta1"
 _ids = itertools.count()
-_offsets = itertools.count(100)
 
 
 def make_core() -> CommitterCore:
@@ -50,15 +50,6 @@ def req(op: str, group: str, resource: str, namespace: str, name: str, **kw: Any
         **kw,
     )
 
-
-def commit(core: CommitterCore, *requests: Request) -> list[Outcome]:
-    outcomes = core.process(list(requests))
-    for o in outcomes:
-        for w in o.writes:
-            w.offset = next(_offsets)
-    core.stamp(outcomes)
-    core.advance(outcomes, next(_offsets))
-    return outcomes
 
 
 def one(core: CommitterCore, request: Request, code: int = 200) -> dict[str, Any]:

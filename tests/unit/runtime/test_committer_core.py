@@ -10,7 +10,8 @@ import pytest
 
 from services.api.admission.chain import AdmissionChain, Attributes, View
 from services.api.machinery.status import StatusError, forbidden
-from services.runtime.committer_core import CommitterCore, Outcome
+from services.runtime.committer_core import CommitterCore
+from tests.support.committing import commit_batch as commit
 from topics.envelope import Request, UserInfo
 
 USER = UserInfo("admin", ("system:masters",))
@@ -41,18 +42,7 @@ def req(op: str, group: str, resource: str, namespace: str, name: str, **kw: Any
     )
 
 
-_offsets = itertools.count(100)
 
-
-def commit(core: CommitterCore, *requests: Request) -> list[Outcome]:
-    """Decide a batch and pretend the log appended it at increasing offsets."""
-    outcomes = core.process(list(requests))
-    for o in outcomes:
-        for w in o.writes:
-            w.offset = next(_offsets)
-    core.stamp(outcomes)
-    core.advance(outcomes, next(_offsets))
-    return outcomes
 
 
 def claim(name: str = "c", **spec: Any) -> dict[str, Any]:

@@ -22,12 +22,12 @@ import pytest
 from services.api.admission.chain import AdmissionChain
 from services.api.admission.namespace_lifecycle import NamespaceLifecycle
 from services.runtime.committer_core import CommitterCore, Outcome
+from tests.support.committing import commit_batch as commit
 from topics.envelope import Request, UserInfo
 
 USER = UserInfo("admin", ("system:masters",))
 NOW = datetime(2026, 12, 2, 4, 0, 0, tzinfo=UTC)
 _ids = itertools.count()
-_offsets = itertools.count(100)
 
 
 def req(op: str, resource: str, namespace: str, name: str, **kw: Any) -> Request:
@@ -43,15 +43,6 @@ def req(op: str, resource: str, namespace: str, name: str, **kw: Any) -> Request
         **kw,
     )
 
-
-def commit(core: CommitterCore, *requests: Request) -> list[Outcome]:
-    outcomes = core.process(list(requests))
-    for o in outcomes:
-        for w in o.writes:
-            w.offset = next(_offsets)
-    core.stamp(outcomes)
-    core.advance(outcomes, next(_offsets))
-    return outcomes
 
 
 def one(core: CommitterCore, request: Request) -> Outcome:
