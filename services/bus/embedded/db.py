@@ -242,12 +242,7 @@ class Database:
         Commits when ``fn`` returns, rolls back when it raises. A caller
         cancelled meanwhile leaves the transaction to finish (or fail) alone.
         """
-        conn = self._writer
-        if conn is None:
-            raise BusError("the embedded bus is not started")
-        async with self._write_lock:
-            with translate_errors("write failed"):
-                return await conn.run(_in_transaction, fn, *args, **kwargs)
+        return await self._on_writer(_in_transaction, fn, *args, **kwargs)
 
     async def write_sync_then(self, then: Callable[[T], None], fn: Callable[..., T], *args: Any) -> T:
         """`write_sync`, and ``then(fn's result)`` on the writer's thread as soon as the write committed.
@@ -256,12 +251,16 @@ class Database:
         (`Peers.announce`) — then happens before the result's hop back to the
         event loop, and off the event loop's thread.
         """
+        return await self._on_writer(_in_transaction_then, then, fn, *args)
+
+    async def _on_writer(self, run: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``run(sqlite3_connection, *args, **kwargs)`` on the writer's thread, one write at a time."""
         conn = self._writer
         if conn is None:
             raise BusError("the embedded bus is not started")
         async with self._write_lock:
             with translate_errors("write failed"):
-                return await conn.run(_in_transaction_then, then, fn, *args)
+                return await conn.run(run, *args, **kwargs)
 
     async def read_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(sqlite3_connection, *args, **kwargs)`` on the event loop's own thread, or the reader's when busy.
