@@ -100,6 +100,9 @@ class Request:
     and ``patch_type`` (json, merge, strategic, apply) carry a patch; ``options``
     carries Kubernetes' query and body options (dryRun, fieldManager, force,
     propagationPolicy, preconditions, fieldValidation, gracePeriodSeconds).
+    ``after`` names a request of the same requester this one is chained to: it
+    is applied only if that one succeeded, and with ``after_version`` only on
+    the version that one wrote (``services.runtime.request_chains``).
     """
 
     id: str
@@ -115,6 +118,8 @@ class Request:
     patch_type: str | None = None
     options: dict[str, Any] = field(default_factory=dict)
     version: str = ""
+    after: str = ""
+    after_version: bool = False
 
     @property
     def key(self) -> str:
@@ -122,24 +127,27 @@ class Request:
 
 
 def encode_request(req: Request) -> bytes:
-    return orjson.dumps(
-        {
-            "v": SCHEMA_VERSION,
-            "id": req.id,
-            "op": req.op,
-            "group": req.group,
-            "version": req.version,
-            "resource": req.resource,
-            "namespace": req.namespace,
-            "name": req.name,
-            "user": req.user.to_json(),
-            "replyTo": req.reply_to,
-            "object": req.object,
-            "patch": req.patch,
-            "patchType": req.patch_type,
-            "options": req.options,
-        }
-    )
+    doc: dict[str, Any] = {
+        "v": SCHEMA_VERSION,
+        "id": req.id,
+        "op": req.op,
+        "group": req.group,
+        "version": req.version,
+        "resource": req.resource,
+        "namespace": req.namespace,
+        "name": req.name,
+        "user": req.user.to_json(),
+        "replyTo": req.reply_to,
+        "object": req.object,
+        "patch": req.patch,
+        "patchType": req.patch_type,
+        "options": req.options,
+    }
+    if req.after:  # only on chained requests: every other record keeps its bytes
+        doc["after"] = req.after
+        if req.after_version:
+            doc["afterVersion"] = True
+    return orjson.dumps(doc)
 
 
 def decode_request(value: bytes) -> Request:
@@ -165,6 +173,14 @@ def decode_request(value: bytes) -> Request:
     version = doc.get("version") or ""
     if not isinstance(version, str):
         raise MalformedRecord("request version must be a string")
+    after = doc.get("after") or ""
+    if not isinstance(after, str):
+        raise MalformedRecord("request field 'after' must be a string")
+    after_version = doc.get("afterVersion", False)
+    if not isinstance(after_version, bool):
+        raise MalformedRecord("request field 'afterVersion' must be a boolean")
+    if after_version and not after:
+        raise MalformedRecord("request field 'afterVersion' needs 'after'")
     return Request(
         id=doc["id"],
         op=op,
@@ -179,6 +195,8 @@ def decode_request(value: bytes) -> Request:
         patch=doc.get("patch"),
         patch_type=patch_type,
         options=options,
+        after=after,
+        after_version=after_version,
     )
 
 

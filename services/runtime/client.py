@@ -16,6 +16,8 @@ import asyncio
 import logging
 import time
 import uuid
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from services.api.machinery import status as st
@@ -32,6 +34,10 @@ from topics.envelope import Op, Reply, Request, UserInfo, encode_request
 log = logging.getLogger(__name__)
 
 Obj = dict[str, Any]
+
+
+def _status_error(reply: Reply) -> st.StatusError:
+    return st.StatusError(reply.status or st.make_status(reply.code, "Unknown", "request failed").copy())
 
 
 def resource_type(group: str, resource: str) -> ResourceType:
@@ -135,26 +141,99 @@ class Client:
 
     async def submit(self, request: Request) -> Reply:
         """Send a request (with retries under the same id) and return the committer's reply."""
+        (reply,) = await self._submit_all([request])
+        return reply
+
+    async def write_chain(self, requests: Sequence[Request]) -> list[Obj | st.StatusError]:
+        """Send writes that depend on each other at once, each chained to the one before it.
+
+        The committer applies each only if the one before it succeeded
+        (`services.runtime.request_chains`), so they are decided in one batch
+        instead of one trip through the log each. The answer holds, in order,
+        each write's result (as `create`, `update` … return it, already read
+        by this client's informer) or the `StatusError` that refused it; once
+        one fails, the ones after it are refused 409 Conflict unapplied.
+        Build the requests with `request`; set ``after_version`` on one that
+        must find the object as the write before it left it.
+        """
+        chained: list[Request] = []
+        for request in requests:
+            if chained:
+                request = replace(request, after=chained[-1].id)
+            chained.append(request)
+        replies = await self._submit_all(chained)
+        results: list[Obj | st.StatusError] = []
+        for reply in replies:
+            if reply.code >= 400:
+                results.append(_status_error(reply))
+            else:
+                result = reply.object if reply.object is not None else (reply.status or {})
+                await self.wait_visible(result)
+                results.append(result)
+        return results
+
+    async def _submit_all(self, requests: Sequence[Request]) -> list[Reply]:
+        """Send requests in one append (with retries under the same ids) and return the replies, in order."""
         if self._channel is None:
             raise RuntimeError("client is not started")
         loop = asyncio.get_running_loop()
         started = time.monotonic()
-        record = OutRecord(REQUESTS, request.key.encode(), encode_request(request))
+        records = [OutRecord(REQUESTS, r.key.encode(), encode_request(r)) for r in requests]
         for attempt in range(self.attempts):
-            fut: asyncio.Future[Reply] = loop.create_future()
-            self._pending[request.id] = fut
+            futures: list[asyncio.Future[Reply]] = []
+            for request in requests:
+                futures.append(loop.create_future())
+                self._pending[request.id] = futures[-1]
             try:
-                await self._channel.send(record)
+                await self._channel.send_all(records)
                 # asyncio.timeout, not wait_for: on 3.11 wait_for can swallow a cancellation
                 async with asyncio.timeout(self.timeout):
-                    reply = await asyncio.shield(fut)
-                CLIENT_REQUEST_SECONDS.labels(op=request.op).observe(time.monotonic() - started)
-                return reply
+                    replies = [await asyncio.shield(fut) for fut in futures]
+                elapsed = time.monotonic() - started
+                for request in requests:
+                    CLIENT_REQUEST_SECONDS.labels(op=request.op).observe(elapsed)
+                return replies
             except TimeoutError:
-                log.warning("request timed out; retrying", extra={"request_id": request.id, "attempt": attempt + 1})
+                log.warning(
+                    "request timed out; retrying", extra={"request_id": requests[-1].id, "attempt": attempt + 1}
+                )
             finally:
-                self._pending.pop(request.id, None)
-        raise st.timeout(f"the committer did not answer request {request.id} in time")
+                for request in requests:
+                    self._pending.pop(request.id, None)
+        raise st.timeout(f"the committer did not answer request {requests[-1].id} in time")
+
+    def request(
+        self,
+        op: Op,
+        group: str,
+        resource: str,
+        namespace: str,
+        name: str,
+        *,
+        obj: Obj | None = None,
+        patch: Any = None,
+        patch_type: str | None = None,
+        options: dict[str, Any] | None = None,
+        after_version: bool = False,
+    ) -> Request:
+        """A write request from this client (``after_version``: for `write_chain`)."""
+        rt = resource_type(group, resource)
+        return Request(
+            id=uuid.uuid4().hex,
+            op=op,
+            group=group,
+            version=rt.version,
+            resource=resource,
+            namespace=namespace if rt.namespaced else "",
+            name=name,
+            user=self.user,
+            reply_to=self.requester_id,
+            object=obj,
+            patch=patch,
+            patch_type=patch_type,
+            options={k: v for k, v in (options or {}).items() if v is not None},
+            after_version=after_version,
+        )
 
     async def _write(
         self,
@@ -169,25 +248,12 @@ class Client:
         patch_type: str | None = None,
         options: dict[str, Any] | None = None,
     ) -> Obj:
-        rt = resource_type(group, resource)
-        request = Request(
-            id=uuid.uuid4().hex,
-            op=op,
-            group=group,
-            version=rt.version,
-            resource=resource,
-            namespace=namespace if rt.namespaced else "",
-            name=name,
-            user=self.user,
-            reply_to=self.requester_id,
-            object=obj,
-            patch=patch,
-            patch_type=patch_type,
-            options={k: v for k, v in (options or {}).items() if v is not None},
+        request = self.request(
+            op, group, resource, namespace, name, obj=obj, patch=patch, patch_type=patch_type, options=options
         )
         reply = await self.submit(request)
         if reply.code >= 400:
-            raise st.StatusError(reply.status or st.make_status(reply.code, "Unknown", "request failed").copy())
+            raise _status_error(reply)
         result = reply.object if reply.object is not None else (reply.status or {})
         await self.wait_visible(result)
         return result

@@ -19,7 +19,7 @@ import logging
 import os
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from typing import Any, Protocol
 
@@ -35,6 +35,7 @@ from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.kube import namespaces
 from services.runtime.committer_state import PENDING, Index, Obj, Staged
+from services.runtime.request_chains import Decision, Decisions, check_chain
 from topics.envelope import EventType, Request, object_key
 
 log = logging.getLogger(__name__)
@@ -181,6 +182,7 @@ class CommitterCore:
         request_id_window: int = 200_000,
     ) -> None:
         self.index = Index(request_id_window=request_id_window)
+        self.decisions = Decisions()  # for chained requests: how the recent ones were decided
         self.admission = admission or AdmissionChain()
         self.patcher = patcher
         self.decoder = decoder
@@ -196,9 +198,15 @@ class CommitterCore:
         """Decide a batch. ``owned``: the requests' bodies are the core's to change
         (the committer decoded them for this call alone), so they are not copied."""
         staged = Staged(self.index)
+        batch: dict[str, Decision] = {}  # this batch's decisions, for requests chained within it
         self._owned = owned
+        outcomes: list[Outcome] = []
         try:
-            return [self.decide(req, staged) for req in requests]
+            for req in requests:
+                outcome = self.decide(req, staged, batch)
+                batch[req.id] = _decision(outcome, self.decisions.get(req.id))
+                outcomes.append(outcome)
+            return outcomes
         finally:
             self._owned = False
 
@@ -214,6 +222,8 @@ class CommitterCore:
         for outcome in outcomes:
             for w in outcome.writes:
                 self.apply_record(w.key, w.type, w.object, w.offset, w.request_id)
+            rid = outcome.request.id
+            self.decisions.remember(rid, _decision(outcome, self.decisions.get(rid)))
         self.index.position = max(self.index.position, position)
 
     def apply_record(self, key: str, type_: str, obj: Obj, offset: int, request_id: str | None) -> None:
@@ -228,7 +238,8 @@ class CommitterCore:
 
     # -- one request ----------------------------------------------------------
 
-    def decide(self, req: Request, staged: Staged) -> Outcome:
+    def decide(self, req: Request, staged: Staged, batch: dict[str, Decision] | None = None) -> Outcome:
+        """One request against the batch so far; ``batch``: the decisions of its earlier requests."""
         self._decode_warnings: list[str] = []
         try:
             rt = registry.by_resource(req.group, req.resource)
@@ -239,6 +250,11 @@ class CommitterCore:
             seen = staged.seen_request(req.id)
             if seen is not None:
                 return self._replay(req, staged, seen)
+            if req.after:
+                prior = (batch or {}).get(req.after) or self.decisions.get(req.after)
+                check_chain(req, prior, staged.entry(req.key))
+                if req.after_version:  # checked: the object is as `after` wrote it
+                    req = _without_resource_version(req)
             subresource = str(req.options.get("subresource") or "")
             if req.op == "create" and subresource == "binding":
                 outcome = self._bind(req, rt, staged)
@@ -795,6 +811,20 @@ def _binding_target(body: Any) -> str:
         field = "ObjectReference.target.name"
         raise st.bad_request(f"{cannot} {json_kind(name)} into Go struct field {field} of type string")
     return name or ""
+
+
+def _decision(outcome: Outcome, earlier: Decision | None) -> Decision:
+    if earlier is not None and earlier.succeeded and outcome.code < 400 and not outcome.writes:
+        return earlier  # a retry, answered from what it wrote the first time
+    return Decision(outcome.code < 400, outcome.writes[-1] if outcome.writes else None)
+
+
+def _without_resource_version(req: Request) -> Request:
+    """The request with no resourceVersion precondition of its own (its chain's check replaced it)."""
+    if req.object is None:
+        return req
+    meta = {k: v for k, v in (req.object.get("metadata") or {}).items() if k != "resourceVersion"}
+    return replace(req, object={**req.object, "metadata": meta})
 
 
 def _dry(req: Request) -> bool:

@@ -73,9 +73,13 @@ class RequestChannel:
         self._routes.pop(requester_id.encode(), None)
 
     async def send(self, record: OutRecord) -> None:
+        await self.send_all([record])
+
+    async def send_all(self, records: list[OutRecord]) -> None:
+        """Append records in this order, in one producer call (chained requests reach one batch)."""
         if self._producer is None:
             raise BusError("the request channel is closed")
-        await self._producer.send([record])
+        await self._producer.send(records)
 
     # -- internals ------------------------------------------------------------------
 
