@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
@@ -34,13 +33,13 @@ from services.api.machinery.field_errors import forbidden, required
 from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.kube import namespaces
+from services.kube.generated_names import random_suffix
 from services.runtime.committer_state import PENDING, Index, Obj, Staged
 from services.runtime.request_chains import Decision, Decisions, check_chain
 from topics.envelope import EventType, Request, object_key
 
 log = logging.getLogger(__name__)
 
-GENERATE_NAME_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"
 GENERATE_NAME_RETRIES = 8
 MAX_GENERATED_NAME_LENGTH = 63
 FOREGROUND_FINALIZER = "foregroundDeletion"
@@ -156,10 +155,6 @@ def new_uid() -> str:
 
 
 _VARIANT = "89ab"
-
-
-def random_suffix(length: int = 5) -> str:
-    return "".join(secrets.choice(GENERATE_NAME_ALPHABET) for _ in range(length))
 
 
 def _spec_of(obj: Obj) -> Obj:
