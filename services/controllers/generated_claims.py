@@ -11,10 +11,11 @@ a second one. `claim_statuses_patch` is the pod-status write that records the na
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from services.controllers.object_edits import clone
+from services.kube.generated_names import generate_name
 from services.kube.resourceclaim import (
     POD_CLAIM_NAME_ANNOTATION,
     generate_name_prefix,
@@ -39,10 +40,21 @@ def needs_admin_access(template: Obj) -> bool:
     return any(bool(request.get("adminAccess")) for request in requests)
 
 
-def new_claim_for_pod(pod: Obj, pod_claim: Obj, template: Obj, *, admin_access_enabled: bool) -> dict[str, Any]:
+def new_claim_for_pod(
+    pod: Obj,
+    pod_claim: Obj,
+    template: Obj,
+    *,
+    admin_access_enabled: bool,
+    pick_name: Callable[[str], str] = generate_name,
+) -> dict[str, Any]:
     """The ResourceClaim to create for ``pod_claim`` from ``template``.
 
-    - ``generateName`` ``<pod>-<podclaim>-`` (truncated as Kubernetes does);
+    - ``generateName`` ``<pod>-<podclaim>-`` (truncated as Kubernetes does),
+      and the name the committer would pick for it (``pick_name``), picked
+      here so that the pod status can name the claim in the same chain of
+      requests as its create; a name taken meanwhile fails the create with
+      AlreadyExists, and the retry picks another;
     - a controller ownerReference to the pod with ``blockOwnerDeletion``;
     - the template's labels and annotations, plus the pod-claim-name annotation;
     - the template's claim spec.
@@ -57,8 +69,10 @@ def new_claim_for_pod(pod: Obj, pod_claim: Obj, template: Obj, *, admin_access_e
     template_meta = template_spec.get("metadata") or {}
     annotations = dict(template_meta.get("annotations") or {})
     annotations[POD_CLAIM_NAME_ANNOTATION] = str(pod_claim.get("name", ""))
+    prefix = generate_name_prefix(str(pod_meta.get("name", "")), str(pod_claim.get("name", "")))
     metadata: dict[str, Any] = {
-        "generateName": generate_name_prefix(str(pod_meta.get("name", "")), str(pod_claim.get("name", ""))),
+        "name": pick_name(prefix),
+        "generateName": prefix,
         "namespace": pod_meta.get("namespace", ""),
         "ownerReferences": [
             {

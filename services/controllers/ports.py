@@ -3,13 +3,19 @@
 Why this module exists: the controllers write through `Writer` rather than a
 concrete client so that tests can inject faults at each write (fail the claim
 create, fail the pod-status write after the create, block between the two),
-and so that another transport can be used without touching them.
+and so that another transport can be used without touching them. Writes that
+depend on each other go as one chain (`Writer.write_chain`,
+`services.runtime.request_chains`), built with `Writer.request`.
 `services.runtime.client.Client` satisfies `Writer`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Protocol
+
+from services.api.machinery.status import StatusError
+from topics.envelope import Op, Request
 
 Obj = dict[str, Any]
 
@@ -37,6 +43,27 @@ class Writer(Protocol):
     ) -> Obj: ...
 
     async def delete(self, group: str, resource: str, namespace: str, name: str, **options: Any) -> Obj: ...
+
+    def request(
+        self,
+        op: Op,
+        group: str,
+        resource: str,
+        namespace: str,
+        name: str,
+        *,
+        obj: Obj | None = None,
+        patch: Any = None,
+        patch_type: str | None = None,
+        options: dict[str, Any] | None = None,
+        after_version: bool = False,
+    ) -> Request:
+        """A write request for `write_chain` (nothing is sent)."""
+        ...
+
+    async def write_chain(self, requests: Sequence[Request]) -> list[Obj | StatusError]:
+        """Send ``requests`` at once, each applied only if the one before it succeeded; their results, in order."""
+        ...
 
 
 class EventRecorder(Protocol):

@@ -6,8 +6,11 @@ Kubernetes 1.31's ``pkg/controller/resourceclaim``:
 
 - **pods** (``pod:<ns>/<name>``): for each pod claim with a template, find the
   claim generated earlier (owner uid + pod-claim-name annotation, or the
-  pre-1.28 name) or create one, then record the names in
-  ``pod.status.resourceClaimStatuses`` with one status patch. A pod that
+  pre-1.28 name) or create one, and record the names in
+  ``pod.status.resourceClaimStatuses`` with one status patch. The controller
+  picks a created claim's name itself (as the committer would for its
+  ``generateName``), so the creates and the status patch go as one chain of
+  requests: one trip through the log instead of two. A pod that
   already has ``spec.nodeName`` gets its allocated claims reserved for it.
 - **claims** (``claim:<ns>/<name>``): drop ``reservedFor`` entries of pods
   that are deleted, replaced or done; deallocate a claim nobody uses any more
@@ -16,7 +19,8 @@ Kubernetes 1.31's ``pkg/controller/resourceclaim``:
   whose pod is done.
 
 Crash safety comes from the order of writes and from finding claims again:
-the claim is created before the pod status names it, and a retry (or a fresh
+the claim is created before the pod status names it (in the chain, the status
+patch is applied only if the creates before it succeeded), and a retry (or a fresh
 controller after a crash) finds the existing claim by owner and annotation.
 A mutation cache covers a retry that runs before the informer has applied the
 create. Keys go through the rate-limited `WorkQueue`; failures are retried
@@ -88,10 +92,11 @@ POD_CLAIMS_INDEX = "resourceclaim-controller/pod-claims"
 CLAIM_OWNER_INDEX = "resourceclaim-controller/claim-pod-owner"
 """Claims by the uid of the pod that controls them (``claimPodOwnerIndex``)."""
 DEFAULT_WORKERS = 512
-"""Work items synced at once. A sync is mostly waiting for the committer (two round trips for a
-templated pod), and a worker is a coroutine, so the count that keeps the committer's batches full
-is high: ``ops/bench/claims.py`` went from ~500 claims/s with 64 workers to ~1,100 with 512 (the
-committer and the controller-manager as separate processes, 2 cores)."""
+"""Work items synced at once. A sync is mostly waiting for the committer (one round trip for a
+templated pod: its claim creates and pod status go as one chain), and a worker is a coroutine, so
+the count that keeps the committer's batches full is high: ``ops/bench/claims.py`` went from ~500
+claims/s with 64 workers to ~1,100 with 512 (the committer and the controller-manager as separate
+processes, 2 cores; measured before the chain)."""
 
 
 class LogRecorder:
@@ -284,29 +289,16 @@ class ResourceClaimController:
             log.debug("nothing to do for pod, it has terminated", extra=_log_ctx(pod))
             return
         new_names: dict[str, str] = {}
+        creates: list[tuple[Mapping[str, Any], Obj]] = []
         for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
             try:
-                await self._handle_claim(pod, pod_claim, new_names)
+                new = self._handle_claim(pod, pod_claim, new_names)
             except (SyncError, st.StatusError, ClaimNameError) as err:
-                await self.recorder.record(
-                    pod, "Warning", "FailedResourceClaimCreation", f"PodResourceClaim {pod_claim.get('name')}: {err}"
-                )
-                raise SyncError(f"pod {namespace}/{name}, PodResourceClaim {pod_claim.get('name')}: {err}") from err
+                raise await self._creation_failed(pod, pod_claim, err) from err
+            if new is not None:
+                creates.append((pod_claim, new))
         if new_names:
-            try:
-                pod = await self.client.patch(
-                    "",
-                    "pods",
-                    namespace,
-                    name,
-                    claim_statuses_patch(pod, new_names),
-                    patch_type="strategic",
-                    subresource="status",
-                    fieldManager=FIELD_MANAGER,
-                )
-            except st.StatusError as err:
-                raise SyncError(f"update pod {namespace}/{name} ResourceClaimStatuses: {err}") from err
-            log.info("recorded ResourceClaims in pod status", extra={**_log_ctx(pod), "claims": new_names})
+            pod = await self._create_and_record(pod, creates, new_names)
         if not (pod.get("spec") or {}).get("nodeName"):
             return  # the scheduler reserves claims
         for pod_claim in (pod.get("spec") or {}).get("resourceClaims") or ():
@@ -321,7 +313,16 @@ class ResourceClaimController:
             if needs_reservation(pod, claim):
                 await self._reserve_for_pod(pod, claim)
 
-    async def _handle_claim(self, pod: Obj, pod_claim: Mapping[str, Any], new_names: dict[str, str]) -> None:
+    async def _creation_failed(self, pod: Obj, pod_claim: Mapping[str, Any], err: Exception) -> SyncError:
+        """Record FailedResourceClaimCreation for ``pod_claim``; the error that fails the sync."""
+        await self.recorder.record(
+            pod, "Warning", "FailedResourceClaimCreation", f"PodResourceClaim {pod_claim.get('name')}: {err}"
+        )
+        return SyncError(f"pod {_ref(pod)}, PodResourceClaim {pod_claim.get('name')}: {err}")
+
+    def _handle_claim(self, pod: Obj, pod_claim: Mapping[str, Any], new_names: dict[str, str]) -> Obj | None:
+        """Note in ``new_names`` the claim ``pod_claim`` uses when the pod status does not record it yet;
+        return the claim to create for it (None: no claim to create)."""
         namespace = str(_meta(pod).get("namespace", ""))
         try:
             recorded, must_check_owner = claim_name(pod, pod_claim)
@@ -331,47 +332,92 @@ class ResourceClaimController:
             raise SyncError(f"checking for claim before creating it: {err}") from err
         else:
             if recorded is None:
-                return  # no claim needed
+                return None  # no claim needed
             if recorded:
                 existing = self.claim_cache.get(namespace, recorded)
                 if existing is not None:
                     if not must_check_owner or is_for_pod(pod, existing):
-                        return  # already created
+                        return None  # already created
                     log.error(
                         "claim that was created for the pod is no longer owned by the pod, creating a new one",
                         extra={**_log_ctx(pod), "podClaim": pod_claim.get("name"), "resourceClaim": recorded},
                     )
         template_name = pod_claim.get("resourceClaimTemplateName")
         if template_name is None:
-            return
+            return None
         # Before creating a claim, look for one created earlier whose pod status
         # write failed (or that an older release created with a fixed name).
         owned = self.claim_cache.by_index(CLAIM_OWNER_INDEX, str(_meta(pod).get("uid", "")))
         found = find_generated_claim(pod, pod_claim, owned)
-        claim: Mapping[str, Any]
         if found is not None:
-            claim = found
-        else:
-            template = self.templates.get(namespace, str(template_name))
-            if template is None:
-                raise SyncError(
-                    f'resource claim template "{template_name}": '
-                    f'resourceclaimtemplates.resource.k8s.io "{template_name}" not found'
-                )
-            try:
-                new = new_claim_for_pod(pod, pod_claim, template, admin_access_enabled=self.admin_access_enabled)
-            except Exception as err:
-                raise SyncError(str(err)) from err
-            self.metrics.create_attempts.inc()
-            try:
-                created = await self.client.create(RESOURCE_GROUP, "resourceclaims", new, namespace=namespace)
-            except Exception as err:
+            new_names[str(pod_claim.get("name", ""))] = str(_meta(found).get("name", ""))
+            return None
+        template = self.templates.get(namespace, str(template_name))
+        if template is None:
+            raise SyncError(
+                f'resource claim template "{template_name}": '
+                f'resourceclaimtemplates.resource.k8s.io "{template_name}" not found'
+            )
+        try:
+            new = new_claim_for_pod(pod, pod_claim, template, admin_access_enabled=self.admin_access_enabled)
+        except Exception as err:
+            raise SyncError(str(err)) from err
+        new_names[str(pod_claim.get("name", ""))] = str(new["metadata"]["name"])
+        return new
+
+    async def _create_and_record(
+        self, pod: Obj, creates: list[tuple[Mapping[str, Any], Obj]], new_names: Mapping[str, str]
+    ) -> Obj:
+        """Create the claims and record ``new_names`` in the pod status: one chain of requests.
+
+        The committer applies the pod-status patch only if every create before
+        it succeeded, so the status never names a claim that does not exist; a
+        claim created whose status write failed is found again on the next
+        sync (`find_generated_claim`). The claims' names were picked here
+        (`new_claim_for_pod`), so both are decided in one trip through the log.
+        """
+        meta = _meta(pod)
+        namespace, name = str(meta.get("namespace", "")), str(meta.get("name", ""))
+        requests = [
+            self.client.request("create", RESOURCE_GROUP, "resourceclaims", namespace, new["metadata"]["name"], obj=new)
+            for _, new in creates
+        ]
+        requests.append(
+            self.client.request(
+                "patch",
+                "",
+                "pods",
+                namespace,
+                name,
+                patch=claim_statuses_patch(pod, new_names),
+                patch_type="strategic",
+                options={"subresource": "status", "fieldManager": FIELD_MANAGER},
+            )
+        )
+        # Every create sent is an attempt, and every one not applied a failure (after a refused create,
+        # the committer refuses the rest of the chain): attempts minus failures is the claims created.
+        self.metrics.create_attempts.inc(len(creates))
+        try:
+            results: list[Obj | st.StatusError] = await self.client.write_chain(requests)
+        except st.StatusError as err:  # no answer (a timeout): none is known to be applied
+            results = [err] * len(requests)
+        failed: tuple[Mapping[str, Any], Obj, st.StatusError] | None = None
+        for (pod_claim, new), result in zip(creates, results, strict=False):
+            if isinstance(result, st.StatusError):
                 self.metrics.create_failures.inc()
-                raise SyncError(f"create ResourceClaim {new['metadata'].get('name', '')}: {err}") from err
-            log.info("created ResourceClaim", extra={**_log_ctx(created), "pod": _ref(pod)})
-            self.claim_cache.mutation(created)
-            claim = created
-        new_names[str(pod_claim.get("name", ""))] = str(_meta(claim).get("name", ""))
+                failed = failed or (pod_claim, new, result)
+                continue
+            log.info("created ResourceClaim", extra={**_log_ctx(result), "pod": _ref(pod)})
+            self.claim_cache.mutation(result)
+        if failed is not None:
+            pod_claim, new, refused = failed
+            create_error = SyncError(f"create ResourceClaim {new['metadata'].get('name', '')}: {refused}")
+            raise await self._creation_failed(pod, pod_claim, create_error) from refused
+        recorded = results[-1]
+        if isinstance(recorded, st.StatusError):
+            raise SyncError(f"update pod {namespace}/{name} ResourceClaimStatuses: {recorded}") from recorded
+        log.info("recorded ResourceClaims in pod status", extra={**_log_ctx(recorded), "claims": dict(new_names)})
+        return recorded
 
     async def _reserve_for_pod(self, pod: Obj, claim: Obj) -> None:
         new: Obj = clone(claim)

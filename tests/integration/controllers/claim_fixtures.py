@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from services.controllers.resourceclaim import ResourceClaimController
 from services.runtime.client import Client
 from services.runtime.informer import Informer
 from services.testing.harness import LogHarness
+from topics.envelope import Op, Request
 
 RG = "resource.k8s.io"
 NS = "default"
@@ -171,12 +173,18 @@ def injected(message: str) -> st.StatusError:
 
 @dataclass
 class FaultyWriter:
-    """Wraps a `Writer` and fails or blocks chosen writes.
+    """Wraps a `Writer` and fails or blocks chosen writes, sent alone or in a chain (`Writer.write_chain`).
 
     - ``fail_creates``: the next N claim creates fail (nothing is written);
     - ``fail_pod_status``: the next N pod-status writes fail (nothing is written);
     - ``hang_after_create``: a successful claim create never returns, as if the
       process died right after it; ``created`` is set when that happens.
+
+    In a chain, the requests before the failing one are sent (as a chain), the
+    failing one gets the injected error and the ones after it the committer's
+    409 "not applied" — as if the committer had refused it; with
+    ``hang_after_create``, the requests up to the last claim create are sent
+    and the rest never are.
     """
 
     inner: Writer
@@ -187,14 +195,17 @@ class FaultyWriter:
     creates: int = 0
     pod_status_writes: int = 0
 
+    def _claim_create(self) -> None:
+        self.creates += 1
+        if self.fail_creates > 0:
+            self.fail_creates -= 1
+            raise injected("claim create failed")
+
     async def create(
         self, group: str, resource: str, obj: dict[str, Any], *, namespace: str = "", **options: Any
     ) -> Any:
         if resource == "resourceclaims":
-            self.creates += 1
-            if self.fail_creates > 0:
-                self.fail_creates -= 1
-                raise injected("claim create failed")
+            self._claim_create()
         result = await self.inner.create(group, resource, obj, namespace=namespace, **options)
         if resource == "resourceclaims" and self.hang_after_create:
             self.created.set()
@@ -235,6 +246,37 @@ class FaultyWriter:
 
     async def delete(self, group: str, resource: str, namespace: str, name: str, **options: Any) -> Any:
         return await self.inner.delete(group, resource, namespace, name, **options)
+
+    def request(self, op: Op, group: str, resource: str, namespace: str, name: str, **kwargs: Any) -> Request:
+        return self.inner.request(op, group, resource, namespace, name, **kwargs)
+
+    async def write_chain(self, requests: Sequence[Request]) -> list[dict[str, Any] | st.StatusError]:
+        for i, request in enumerate(requests):
+            try:
+                if request.op == "create" and request.resource == "resourceclaims":
+                    self._claim_create()
+                elif request.resource == "pods" and (
+                    request.op == "update_status" or request.options.get("subresource") == "status"
+                ):
+                    self._pod_status_write()
+            except st.StatusError as err:
+                sent = await self.inner.write_chain(requests[:i]) if i else []
+                refused = [
+                    st.conflict(
+                        r.group,
+                        r.resource,
+                        r.name,
+                        f"not applied: the request it was sent after ({p.id}) was not applied",
+                    )
+                    for p, r in itertools.pairwise(requests[i:])
+                ]
+                return [*sent, err, *refused]
+        creates = [i for i, r in enumerate(requests) if r.op == "create" and r.resource == "resourceclaims"]
+        if creates and self.hang_after_create:
+            await self.inner.write_chain(requests[: creates[-1] + 1])
+            self.created.set()
+            await asyncio.Event().wait()  # killed here: cancelled by the test
+        return await self.inner.write_chain(requests)
 
 
 # -- running controllers --------------------------------------------------------------

@@ -53,6 +53,40 @@ async def test_happy_path(log: LogHarness, admin: Client) -> None:
         assert running.sample(ATTEMPTS) == 2 and running.sample(FAILURES) == 0
 
 
+class CountingWriter:
+    """Passes every write through, noting which method sent it (and the requests of each chain)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.sent: list[tuple[str, list[tuple[str, str]]]] = []
+
+    def __getattr__(self, name: str) -> Any:
+        target = getattr(self.inner, name)
+        if name not in ("create", "update", "update_status", "patch", "delete", "write_chain"):
+            return target
+
+        async def write(*args: Any, **kwargs: Any) -> Any:
+            chain = [(r.op, r.resource) for r in args[0]] if name == "write_chain" else []
+            self.sent.append((name, chain))
+            return await target(*args, **kwargs)
+
+        return write
+
+
+async def test_claims_and_pod_status_are_one_chain_through_the_committer(log: LogHarness, admin: Client) -> None:
+    p = await two_claim_pod(admin)
+    writers: list[CountingWriter] = []
+
+    def wrap(inner: Any) -> CountingWriter:
+        writers.append(CountingWriter(inner))
+        return writers[0]
+
+    async with claim_controller(log, wrap=wrap):
+        await assert_one_claim_each(admin, p)
+    creates = [("create", "resourceclaims")] * 2
+    assert writers[0].sent == [("write_chain", [*creates, ("patch", "pods")])], "one trip through the log"
+
+
 async def test_claim_create_fails(log: LogHarness, admin: Client) -> None:
     p = await two_claim_pod(admin)
     faulty: list[FaultyWriter] = []
@@ -63,8 +97,10 @@ async def test_claim_create_fails(log: LogHarness, admin: Client) -> None:
 
     async with claim_controller(log, wrap=wrap) as running:
         await assert_one_claim_each(admin, p)
-        assert running.sample(FAILURES) == 3
-        assert running.sample(ATTEMPTS) == 5, "3 failed attempts, then one create per pod claim"
+        # Both creates go in one chain: each of the 3 failed syncs sent two, the first failed and the
+        # committer refused the second unapplied; the fourth created both.
+        assert running.sample(FAILURES) == 6
+        assert running.sample(ATTEMPTS) == 8
         assert faulty[0].fail_creates == 0
 
 

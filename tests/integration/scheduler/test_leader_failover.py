@@ -99,7 +99,7 @@ class RecordingWriter:
 
     def __getattr__(self, name: str) -> Any:
         target = getattr(self._client, name)
-        if name not in ("create", "update", "update_status", "patch", "delete"):
+        if name not in ("create", "update", "update_status", "patch", "delete", "write_chain"):
             return target
 
         async def write(*args: Any, **kwargs: Any) -> Any:

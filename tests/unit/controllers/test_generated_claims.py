@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import re
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from services.controllers.generated_claims import (
     new_claim_for_pod,
 )
 from services.kube.feature_gates import FeatureGates
+from services.kube.generated_names import GENERATE_NAME_ALPHABET
 from services.kube.resourceclaim import POD_CLAIM_NAME_ANNOTATION
 
 POD: dict[str, Any] = {
@@ -62,11 +64,12 @@ def owned(name: str, *, annotation: str | None, created: str = "2026-01-01T00:00
 def test_new_claim_for_pod() -> None:
     tmpl = template(labels={"team": "ml"}, annotations={"note": "x"})
     before = copy.deepcopy(tmpl)
-    claim = new_claim_for_pod(POD, GPU, tmpl, admin_access_enabled=False)
+    claim = new_claim_for_pod(POD, GPU, tmpl, admin_access_enabled=False, pick_name=lambda prefix: prefix + "x2b4z")
     assert claim == {
         "apiVersion": "resource.k8s.io/v1alpha3",
         "kind": "ResourceClaim",
         "metadata": {
+            "name": "web-0-gpu-x2b4z",
             "generateName": "web-0-gpu-",
             "namespace": "ns",
             "ownerReferences": [
@@ -87,6 +90,14 @@ def test_new_claim_for_pod() -> None:
     claim["spec"]["devices"]["requests"][0]["name"] = "changed"
     claim["metadata"]["annotations"]["note"] = "changed"
     assert tmpl == before, "the template (an informer object) must not be changed"
+
+
+def test_new_claim_is_named_as_the_committer_would_name_it() -> None:
+    """The controller picks the name (to record it in the pod status in the same chain); generateName stays."""
+    names = {new_claim_for_pod(POD, GPU, template(), admin_access_enabled=False)["metadata"]["name"] for _ in range(20)}
+    assert len(names) > 1, "a random suffix, so that a retry after AlreadyExists picks another name"
+    for name in names:
+        assert re.fullmatch(f"web-0-gpu-[{GENERATE_NAME_ALPHABET}]{{5}}", name), name
 
 
 def test_new_claim_without_template_metadata() -> None:
