@@ -394,19 +394,19 @@ class ResourceClaimController:
                 options={"subresource": "status", "fieldManager": FIELD_MANAGER},
             )
         )
-        # Every create sent is an attempt, and every one not applied a failure (after a refused create,
-        # the committer refuses the rest of the chain): attempts minus failures is the claims created.
-        self.metrics.create_attempts.inc(len(creates))
         try:
             results: list[Obj | st.StatusError] = await self.client.write_chain(requests)
         except st.StatusError as err:  # no answer (a timeout): none is known to be applied
             results = [err] * len(requests)
         failed: tuple[Mapping[str, Any], Obj, st.StatusError] | None = None
         for (pod_claim, new), result in zip(creates, results, strict=False):
+            self.metrics.create_attempts.inc()
             if isinstance(result, st.StatusError):
+                # The committer refused the rest of the chain unapplied: not attempts, as kube's
+                # controller makes none after the first failed create of a sync.
                 self.metrics.create_failures.inc()
-                failed = failed or (pod_claim, new, result)
-                continue
+                failed = (pod_claim, new, result)
+                break
             log.info("created ResourceClaim", extra={**_log_ctx(result), "pod": _ref(pod)})
             self.claim_cache.mutation(result)
         if failed is not None:
