@@ -71,9 +71,7 @@ import contextlib
 import importlib.util
 import math
 import os
-import random
 import signal
-import string
 import sys
 import tempfile
 import time
@@ -96,11 +94,13 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
 from ops.bench import dra_workloads as dra137  # noqa: E402
 from ops.bench import extended_resource, kube_scheduler  # noqa: E402
 from ops.bench.latency import request_times  # noqa: E402
+from services.api.machinery.status import StatusError  # noqa: E402
 from services.apiserver.certs import self_signed  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import Bus  # noqa: E402
 from services.bus.urls import parse_bus_url, with_query  # noqa: E402
-from services.kube.resourceclaim import FINALIZER  # noqa: E402
+from services.kube.generated_names import generate_name  # noqa: E402
+from services.kube.resourceclaim import FINALIZER, generate_name_prefix  # noqa: E402
 from services.runtime import gc_pause  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
@@ -281,12 +281,13 @@ def pod(ns: str, name: str) -> dict[str, Any]:
 def generated_claim(p: dict[str, Any]) -> dict[str, Any]:
     """What the claim controller creates for the pod's template claim (1.28+ generated names)."""
     meta = p["metadata"]
-    suffix = "".join(random.choices(string.ascii_lowercase + string.digits, k=5))
+    prefix = generate_name_prefix(meta["name"], POD_CLAIM)
     return {
         "apiVersion": "resource.k8s.io/v1alpha3",
         "kind": "ResourceClaim",
         "metadata": {
-            "name": f"{meta['name']}-{POD_CLAIM}-{suffix}",
+            "name": generate_name(prefix),
+            "generateName": prefix,
             "namespace": meta["namespace"],
             "annotations": {POD_CLAIM_NAME_ANNOTATION: POD_CLAIM},
             "ownerReferences": [
@@ -550,10 +551,28 @@ class Loader:
             claim = generated_claim(created)
             if self.claim_form is not None:  # a 1.37 workload's claim
                 claim.update(self.claim_form)
-            c = await self.client.create(RG, "resourceclaims", claim)
-            self.claims[f"{ns}/{name}"] = c["metadata"]["name"]
-            status = {"resourceClaimStatuses": [{"name": POD_CLAIM, "resourceClaimName": c["metadata"]["name"]}]}
-            await self.client.patch("", "pods", ns, name, {"status": status}, subresource="status")
+            # As the resourceclaim controller does: it names the claim itself, so the claim's create and
+            # the pod status naming it go as one chain of requests (services/controllers/resourceclaim.py).
+            claim_name = claim["metadata"]["name"]
+            self.claims[f"{ns}/{name}"] = claim_name
+            status = {"resourceClaimStatuses": [{"name": POD_CLAIM, "resourceClaimName": claim_name}]}
+            for result in await self.client.write_chain(
+                [
+                    self.client.request("create", RG, "resourceclaims", ns, claim_name, obj=claim),
+                    self.client.request(
+                        "patch",
+                        "",
+                        "pods",
+                        ns,
+                        name,
+                        patch={"status": status},
+                        patch_type="merge",
+                        options={"subresource": "status"},
+                    ),
+                ]
+            ):
+                if isinstance(result, StatusError):
+                    raise result
 
     async def create_pods(self, ns: str, names: Sequence[str]) -> None:
         await asyncio.gather(*(self.create_pod(ns, n) for n in names))
