@@ -33,7 +33,7 @@ from services.api.machinery.field_errors import forbidden, required
 from services.api.types import registry
 from services.api.types.registry import ResourceType
 from services.kube import namespaces
-from services.kube.generated_names import random_suffix
+from services.kube.generated_names import MAX_GENERATED_PREFIX_LENGTH, random_suffix
 from services.runtime.committer_state import PENDING, Index, Obj, Staged
 from services.runtime.request_chains import Decision, Decisions, check_chain
 from topics.envelope import EventType, Request, object_key
@@ -41,7 +41,6 @@ from topics.envelope import EventType, Request, object_key
 log = logging.getLogger(__name__)
 
 GENERATE_NAME_RETRIES = 8
-MAX_GENERATED_NAME_LENGTH = 63
 FOREGROUND_FINALIZER = "foregroundDeletion"
 ORPHAN_FINALIZER = "orphan"
 # Resources whose DELETE returns the deleted object instead of a Status: the stores with ReturnDeletedObject
@@ -347,7 +346,7 @@ class CommitterCore:
         return namespace
 
     def _generate_name(self, rt: ResourceType, namespace: str, prefix: str, staged: Staged) -> str:
-        base = prefix[: MAX_GENERATED_NAME_LENGTH - 5]
+        base = prefix[:MAX_GENERATED_PREFIX_LENGTH]
         for _ in range(GENERATE_NAME_RETRIES):
             name = base + self.suffix()
             if staged.entry(object_key(rt.group, rt.plural, namespace, name)) is None:
