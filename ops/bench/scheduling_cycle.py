@@ -40,7 +40,7 @@ import statistics
 import sys
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -53,8 +53,10 @@ sys.path.insert(0, str(SELF.parent))
 import scheduler as objects  # noqa: E402  (ops/bench/scheduler.py: scheduler_perf's objects)
 
 from services.runtime import gc_pause  # noqa: E402
+from services.scheduler.client import Write, WriteResult  # noqa: E402
 from services.scheduler.cluster_events import Resource  # noqa: E402
 from services.scheduler.scheduler import SchedulerCore  # noqa: E402
+from services.scheduler.sequential_chain import write_one_by_one  # noqa: E402
 from services.scheduler.service import SchedulerConfig, build_core  # noqa: E402
 
 Obj = dict[str, Any]
@@ -112,6 +114,9 @@ class MemoryAPI:
 
     async def delete(self, resource: tuple[str, str], name: str, *, namespace: str = "") -> None:
         raise NotImplementedError("the structured workload does not delete")
+
+    async def write_chain(self, writes: Sequence[Write]) -> list[WriteResult]:
+        return await write_one_by_one(self, writes)
 
     def deliver(self, core: SchedulerCore) -> None:
         changes, self.changes = self.changes, []

@@ -11,12 +11,14 @@ Reads come from the replayed state (``lookup``).
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from services.api.machinery import status as st
+from services.scheduler import client as api
 from services.scheduler.client import MERGE_PATCH, ResourceRef
+from services.scheduler.sequential_chain import write_one_by_one
 
 Lookup = Callable[[ResourceRef, str, str], Mapping[str, Any] | None]  # (resource, namespace, name)
 
@@ -79,3 +81,6 @@ class NoWriteClient:
 
     async def delete(self, resource: ResourceRef, name: str, *, namespace: str = "") -> None:
         self.writes.append(Write("delete", resource, namespace, name))
+
+    async def write_chain(self, writes: Sequence[api.Write]) -> list[api.WriteResult]:
+        return await write_one_by_one(self, writes)

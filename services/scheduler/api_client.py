@@ -12,18 +12,22 @@ after a 409 Conflict to fetch the version that beat them. The newer version
 was committed before the conflict was decided, so waiting until the informer
 has read up to the current end of ``objects`` and then reading its store
 returns at least that version, as a quorum read from the apiserver would.
+
+``write_chain`` turns each ``Write`` into the request its single-write method
+sends and hands them to ``Client.write_chain``.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from services.api.machinery import status as st
 from services.runtime.client import Client
-from services.scheduler.client import MERGE_PATCH, ResourceRef
+from services.scheduler.client import MERGE_PATCH, ResourceRef, Write, WriteResult
 from topics.declarations import OBJECTS
+from topics.envelope import Request
 
 # HTTP content types (what the plugins pass) to the runtime's patch type names.
 PATCH_TYPES: Mapping[str, str] = {
@@ -111,6 +115,31 @@ class LogAPIClient:
     async def delete(self, resource: ResourceRef, name: str, *, namespace: str = "") -> None:
         group, plural = resource
         await self._client.delete(group, plural, namespace, name)
+
+    async def write_chain(self, writes: Sequence[Write]) -> list[WriteResult]:
+        requests = [self._request(write) for write in writes]
+        try:
+            return await self._client.write_chain(requests)
+        except st.StatusError as err:  # no answer at all: as a lone write's timeout, for each of them
+            return [err] * len(requests)
+
+    def _request(self, write: Write) -> Request:
+        group, plural = write.resource
+        options: dict[str, Any] = {"subresource": write.subresource} if write.subresource else {}
+        body = dict(write.obj) if write.obj is not None else None
+        patch = dict(write.patch) if write.patch is not None else None
+        return self._client.request(
+            write.verb,
+            group,
+            plural,
+            write.object_namespace,
+            write.object_name,
+            obj=body,
+            patch=patch,
+            patch_type=runtime_patch_type(write.patch_type) if write.verb == "patch" else None,
+            options=options,
+            after_version=write.after_version,
+        )
 
     async def catch_up(self) -> None:
         """Wait until the informer has applied every record committed so far."""

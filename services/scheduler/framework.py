@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any, Protocol, runtime_checkable
 
+from services.scheduler.client import APIClient, Write
 from services.scheduler.cluster_events import ClusterEvent
 from services.scheduler.node_info import NodeInfo
 from services.scheduler.status import Code, Status
@@ -200,6 +201,20 @@ class BindPlugin(Protocol):
     name: str
 
     def bind(self, state: CycleState, pod: Pod, node_name: str) -> Awaitable[Status | None]: ...
+
+
+@runtime_checkable
+class ChainedBindPlugin(Protocol):
+    """A Bind plugin that can say before PreBind ends what it will write, through which client.
+
+    The framework then chains that write after PreBind's last ones
+    (``services.scheduler.binding_chain``); ``bind`` still binds alone.
+    """
+
+    name: str
+    client: APIClient
+
+    def binding_write(self, pod: Pod, node_name: str) -> Write: ...
 
 
 @runtime_checkable

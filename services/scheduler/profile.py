@@ -13,11 +13,15 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from services.api.machinery.status import StatusError
+from services.scheduler import binding_chain
+from services.scheduler.client import is_conflict
 from services.scheduler.equivalence_cache import ClassPlan, EquivalenceCache, class_plan
 from services.scheduler.framework import (
     MAX_NODE_SCORE,
     MIN_NODE_SCORE,
     BindPlugin,
+    ChainedBindPlugin,
     CycleState,
     FilterPlugin,
     NodeScore,
@@ -61,6 +65,18 @@ def _error(template: str, plugin: str, status: Status) -> Status:
     return as_status(err).with_plugin(plugin)
 
 
+def _pre_bind_failure(plugin: str, status: Status) -> Status:
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return _error('running PreBind plugin "{plugin}": {err}', plugin, status)
+
+
+def _bind_failure(plugin: str, status: Status) -> Status:
+    if status.is_rejected():
+        return status.with_plugin(plugin)
+    return _error('running Bind plugin "{plugin}": {err}', plugin, status)
+
+
 class Profile:
     """Plugins of one ``schedulerName``, grouped by extension point in configuration order."""
 
@@ -90,6 +106,9 @@ class Profile:
         self.pre_bind_plugins = [p for p in self.plugins if isinstance(p, PreBindPlugin)]
         self.bind_plugins = [p for p in self.plugins if isinstance(p, BindPlugin)]
         self.post_bind_plugins = [p for p in self.plugins if isinstance(p, PostBindPlugin)]
+        # The Bind plugin whose write PreBind's last writes may carry (binding_chain); None: no chaining.
+        first_binder = self.bind_plugins[0] if self.bind_plugins and self.pre_bind_plugins else None
+        self._chained_binder = first_binder if isinstance(first_binder, ChainedBindPlugin) else None
         self._hint_map = QueueingHintMap.from_plugins(self.plugins)
         # Filter statuses and raw scores of node-local plugins, reused for the same pod spec and node version.
         self.node_local = frozenset(p.name for p in self.plugins if is_node_local(p)) if remember else frozenset()
@@ -421,20 +440,43 @@ class Profile:
     # -- binding
 
     async def run_pre_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
-        for plugin in self.pre_bind_plugins:
+        """PreBind, with the binding chained after the last plugin's writes when it defers them (binding_chain)."""
+        binder = self._chained_binder
+        offer = binding_chain.BindingChain(binder.client) if binder is not None else None
+        last = len(self.pre_bind_plugins) - 1
+        for index, plugin in enumerate(self.pre_bind_plugins):
+            if offer is not None and index == last:
+                state.write(binding_chain.OFFER_KEY, offer)
             try:
                 status = await plugin.pre_bind(state, pod, node_name)
             except Exception as err:
                 log.exception("PreBind plugin %s failed", plugin.name)
                 status = as_status(err)
+            finally:
+                state.delete(binding_chain.OFFER_KEY)
             if status is None or status.is_success():
                 continue
-            if status.is_rejected():
-                return status.with_plugin(plugin.name)
-            return _error('running PreBind plugin "{plugin}": {err}', plugin.name, status)
-        return None
+            return _pre_bind_failure(plugin.name, status)
+        if offer is None or offer.deferred is None:
+            return None
+        deferred = offer.deferred
+        assert binder is not None  # there is an offer
+        try:
+            status = await binding_chain.send(state, deferred, offer.client, binder.binding_write(pod, node_name))
+        except Exception as err:
+            log.exception("PreBind plugin %s failed", deferred.plugin)
+            status = as_status(err)
+        if status is None or status.is_success():
+            return None
+        return _pre_bind_failure(deferred.plugin, status)
 
     async def run_bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
+        chained = binding_chain.take_binding(state)
+        if chained is not None:  # PreBind sent the first Bind plugin's write, chained after its own
+            if not isinstance(chained, StatusError):
+                return None
+            if not is_conflict(chained):
+                return _bind_failure(self.bind_plugins[0].name, as_status(chained))
         status: Status | None = new_status(Code.SKIP)
         for plugin in self.bind_plugins:
             try:
@@ -446,9 +488,7 @@ class Profile:
                 continue
             if status is None or status.is_success():
                 return None
-            if status.is_rejected():
-                return status.with_plugin(plugin.name)
-            return _error('running Bind plugin "{plugin}": {err}', plugin.name, status)
+            return _bind_failure(plugin.name, status)
         return status
 
     async def run_post_bind(self, state: CycleState, pod: Pod, node_name: str) -> None:

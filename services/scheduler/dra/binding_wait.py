@@ -99,6 +99,10 @@ class BindingConditions:
         """Filter: an allocated claim whose binding failed or timed out is not available on any node."""
         return self.enabled and unavailable_for_binding(claim, timeout=self.timeout, now=self.now())
 
+    def would_wait(self, claims: Sequence[Mapping[str, Any]]) -> bool:
+        """Whether `wait` would wait for these claims: an allocated device has binding conditions."""
+        return self.enabled and has_binding_conditions(claims)
+
     async def wait(
         self, claims: Sequence[Mapping[str, Any]], get: Getter, *, pod: Mapping[str, Any], node_name: str
     ) -> list[Mapping[str, Any]]:
@@ -109,7 +113,7 @@ class BindingConditions:
         `DeviceBindingTimeoutError` when ``timeout`` runs out (or a claim's
         allocation is older than that), and LookupError for a claim that is gone.
         """
-        if not self.enabled or not has_binding_conditions(claims):
+        if not self.would_wait(claims):
             return list(claims)
         if self.on_wait is not None:
             self.on_wait(pod, node_name)

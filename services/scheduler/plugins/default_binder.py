@@ -1,9 +1,13 @@
-"""DefaultBinder: binds a pod by creating its ``pods/binding`` subresource through the log."""
+"""DefaultBinder: binds a pod by creating its ``pods/binding`` subresource through the log.
+
+It is a ``ChainedBindPlugin``: the framework may send its binding chained
+after PreBind's last writes (``services.scheduler.binding_chain``).
+"""
 
 from __future__ import annotations
 
 from services.api.machinery.status import StatusError
-from services.scheduler.client import PODS, APIClient
+from services.scheduler.client import PODS, APIClient, Write
 from services.scheduler.framework import CycleState, Pod
 from services.scheduler.plugins import names
 from services.scheduler.plugins._objects import name, namespace, uid
@@ -23,12 +27,15 @@ class DefaultBinder:
     name = names.DEFAULT_BINDER
 
     def __init__(self, client: APIClient) -> None:
-        self._client = client
+        self.client = client
+
+    def binding_write(self, pod: Pod, node_name: str) -> Write:
+        return Write("create", PODS, obj=binding_for(pod, node_name), namespace=namespace(pod), subresource="binding")
 
     async def bind(self, state: CycleState, pod: Pod, node_name: str) -> Status | None:
         try:
             binding = binding_for(pod, node_name)
-            await self._client.create(PODS, binding, namespace=namespace(pod), subresource="binding")
+            await self.client.create(PODS, binding, namespace=namespace(pod), subresource="binding")
         except StatusError as err:
             return as_status(err)
         return None

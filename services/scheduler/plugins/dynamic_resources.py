@@ -5,7 +5,11 @@ prepares an allocator over the pod's unallocated claims, Filter tries it per
 node, Reserve keeps the chosen node's allocation *in flight* (so no other pod
 can take those devices), PreBind writes finalizer, allocation and
 ``reservedFor`` with retries on conflict, and the claim is then *assumed*
-until the informer catches up.
+until the informer catches up. A claim's writes go as one chain
+(``APIClient.write_chain``: the status write applied only on the version
+the finalizer's wrote), and the last claim's are left to the framework when
+nothing has to happen between them and the binding, which it then chains
+after them (``services.scheduler.binding_chain``).
 
 Classic DRA (``spec.controller``, behind DRAControlPlaneController): the
 scheduler negotiates through the pod's PodSchedulingContext — potential nodes
@@ -69,7 +73,17 @@ from services.kube.structured import (
     SliceIndex,
 )
 from services.runtime import backoff
-from services.scheduler.client import POD_SCHEDULING_CONTEXTS, RESOURCE_CLAIMS, APIClient, Lister, is_conflict
+from services.scheduler import binding_chain
+from services.scheduler.binding_chain import BindingChain
+from services.scheduler.client import (
+    POD_SCHEDULING_CONTEXTS,
+    RESOURCE_CLAIMS,
+    APIClient,
+    Lister,
+    Write,
+    WriteResult,
+    is_conflict,
+)
 from services.scheduler.cluster_events import ActionType, ClusterEvent, Resource
 from services.scheduler.dra.allocation_memo import MISSING, AllocationMemo, claims_signature, node_identity
 from services.scheduler.dra.assume_cache import ClaimAssumeCache
@@ -1113,25 +1127,65 @@ class DynamicResources:
             except StatusError as err:
                 return as_status(err)
             return new_status(Code.PENDING, MSG_WAITING_FOR_DRIVER)
-        for index, claim in enumerate(s.claims):
-            if not is_reserved_for_pod(pod, claim):
-                try:
-                    s.claims[index] = await self._bind_claim(s, index, pod)
-                except BindClaimError as err:
-                    return as_status(err)
+        unbound = [index for index, claim in enumerate(s.claims) if not is_reserved_for_pod(pod, claim)]
+        offer = self._binding_chain(state, s)
+        for index in unbound:
+            if offer is not None and index == unbound[-1] and self._defer_bind_claim(offer, s, index, pod):
+                return None  # the framework sends the claim's writes with the binding chained after them
+            try:
+                s.claims[index] = await self._bind_claim(s, index, pod)
+            except BindClaimError as err:
+                return as_status(err)
         try:  # DRADeviceBindingConditions: until the devices' binding conditions are True
             s.claims[:] = await self.binding.wait(s.claims, self.claims.get, pod=pod, node_name=node_name)
         except (DeviceBindingError, LookupError) as err:
             return as_status(err)
         return await extended_claims.pre_bind(self, s.extended, pod)
 
-    async def _bind_claim(self, s: StateData, index: int, pod: Pod) -> Mapping[str, Any]:
-        """Write finalizer, allocation (from Reserve) and reservedFor; retry on conflicts.
+    def _binding_chain(self, state: CycleState, s: StateData) -> BindingChain | None:
+        """The framework's offer to chain the binding after the last claim's writes, if nothing must come between.
+
+        Nothing may: no wait for binding conditions (DRADeviceBindingConditions),
+        no claim for extended resources still to create, no PodSchedulingContext.
+        """
+        offer = binding_chain.offered(state, self.client)
+        if offer is None or s.scheduling.scheduling_ctx is not None or extended_claims.writes_in_pre_bind(s.extended):
+            return None
+        as_written = [
+            claim if info.allocation is None else {"status": {"allocation": info.allocation}}
+            for claim, info in zip(s.claims, s.infos, strict=True)
+        ]
+        return None if self.binding.would_wait(as_written) else offer
+
+    def _defer_bind_claim(self, offer: BindingChain, s: StateData, index: int, pod: Pod) -> bool:
+        """Leave the first attempt's writes of this claim to the framework (False: bind it here instead)."""
+        claim: dict[str, Any] = dict(s.claims[index])
+        try:
+            first = self._claim_writes(claim, s.infos[index].allocation, pod, _kobj(claim))
+        except BindClaimError:
+            return False  # _bind_claim reports it, and drops the claim from the in-flight allocations
+
+        async def settle(results: Sequence[WriteResult]) -> Status | None:
+            try:
+                s.claims[index] = await self._bind_claim(s, index, pod, first=(first, results))
+            except BindClaimError as err:
+                return as_status(err)
+            return None
+
+        offer.defer(self.name, first.writes, settle)
+        return True
+
+    async def _bind_claim(
+        self, s: StateData, index: int, pod: Pod, first: tuple[ClaimWrites, Sequence[WriteResult]] | None = None
+    ) -> Mapping[str, Any]:
+        """Write finalizer, allocation (from Reserve) and reservedFor, as one chain; retry on conflicts.
 
         As client-go's ``retry.RetryOnConflict``: a conflict re-reads the claim and
         tries again, up to five attempts; other errors end the attempt at once.
+        ``first``: the first attempt's writes and their answers, when the
+        framework sent them (chained before the binding).
         """
-        # A shallow copy: _try_bind_claim replaces top-level keys only, never edits what they hold.
+        # A shallow copy: _claim_writes replaces top-level keys only, never edits what they hold.
         claim: dict[str, Any] = dict(s.claims[index])
         alloc = s.infos[index].allocation
         ref = _kobj(claim)
@@ -1148,7 +1202,11 @@ class DynamicResources:
                     except StatusError as err:
                         raise BindClaimError(f"get updated claim {ref} after conflict: {err}") from err
                 try:
-                    claim = await self._try_bind_claim(claim, alloc, pod, ref)
+                    if attempt == 0 and first is not None:
+                        claim = first[0].written(first[1])
+                    else:
+                        writes = self._claim_writes(claim, alloc, pod, ref)
+                        claim = writes.written(await self.client.write_chain(writes.writes))
                 except BindClaimError as err:
                     if err.conflict and attempt < len(delays):
                         continue
@@ -1162,11 +1220,17 @@ class DynamicResources:
                     self.claims.assume(claim)
                 self.claims.remove_in_flight(uid(claim))
 
-    async def _try_bind_claim(
-        self, claim: dict[str, Any], alloc: dict[str, Any] | None, pod: Pod, ref: str
-    ) -> dict[str, Any]:
+    def _claim_writes(self, claim: dict[str, Any], alloc: dict[str, Any] | None, pod: Pod, ref: str) -> ClaimWrites:
+        """One attempt's writes: the finalizer if missing (an update), then allocation and reservedFor (status).
+
+        Raises BindClaimError when the claim as read cannot be bound. The
+        status write is chained after the finalizer's, on the version it
+        writes: what kube's sequential writes do, in one trip through the log.
+        """
         if meta(claim).get("deletionTimestamp"):
             raise BindClaimError(f"claim {ref} got deleted in the meantime")
+        writes: list[Write] = []
+        doing: list[str] = []
         if alloc is not None:
             if allocation(claim) is not None:
                 raise BindClaimError(f"claim {ref} got allocated elsewhere in the meantime")
@@ -1174,10 +1238,10 @@ class DynamicResources:
             if FINALIZER not in finalizers:
                 # The finalizer needs a normal update; it may already be there after an interruption.
                 claim["metadata"] = {**claim["metadata"], "finalizers": [*finalizers, FINALIZER]}
-                try:
-                    claim = await self.client.update(RESOURCE_CLAIMS, claim)
-                except StatusError as err:
-                    raise BindClaimError(f"add finalizer to claim {ref}: {err}", conflict=is_conflict(err)) from err
+                writes.append(Write("update", RESOURCE_CLAIMS, obj=claim))
+                doing.append(f"add finalizer to claim {ref}")
+                # The status write names no version: it must find the claim as the finalizer's write left it.
+                claim = {**claim, "metadata": {k: v for k, v in claim["metadata"].items() if k != "resourceVersion"}}
             claim["status"] = {**(claim.get("status") or {}), "allocation": alloc}
         if self.binding.enabled:
             if allocation(claim) is None:
@@ -1187,11 +1251,9 @@ class DynamicResources:
         reserved = list((claim.get("status") or {}).get("reservedFor") or [])
         reserved.append({"resource": "pods", "name": pod_meta.get("name", ""), "uid": pod_meta.get("uid", "")})
         claim["status"] = {**(claim.get("status") or {}), "reservedFor": reserved}
-        try:
-            return await self.client.update_status(RESOURCE_CLAIMS, claim)
-        except StatusError as err:
-            what = "allocation and reservation" if alloc is not None else "reservation"
-            raise BindClaimError(f"add {what} to claim {ref}: {err}", conflict=is_conflict(err)) from err
+        writes.append(Write("update_status", RESOURCE_CLAIMS, obj=claim, after_version=bool(writes)))
+        doing.append(f"add {'allocation and reservation' if alloc is not None else 'reservation'} to claim {ref}")
+        return ClaimWrites(tuple(writes), tuple(doing))
 
     # ------------------------------------------------------------- PostBind
 
@@ -1246,6 +1308,23 @@ def _may_reference(pod: Pod, claim: Mapping[str, Any]) -> bool:
         if pod_claim.get("resourceClaimName") == name:
             return True
     return any(s.get("resourceClaimName") == name for s in status(pod).get("resourceClaimStatuses") or ())
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimWrites:
+    """One attempt to bind a claim: its writes, in chain order, and what each does (kube's error prefix)."""
+
+    writes: tuple[Write, ...]
+    doing: tuple[str, ...]
+
+    def written(self, results: Sequence[WriteResult]) -> dict[str, Any]:
+        """The claim as the last write stored it; BindClaimError for the first write refused."""
+        for doing, result in zip(self.doing, results, strict=True):
+            if isinstance(result, StatusError):
+                raise BindClaimError(f"{doing}: {result}", conflict=is_conflict(result)) from result
+        last = results[-1]
+        assert not isinstance(last, StatusError)
+        return last
 
 
 class BindClaimError(Exception):

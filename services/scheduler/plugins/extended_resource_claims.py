@@ -193,10 +193,16 @@ async def delete_claim(plugin: DynamicResources, claim: Mapping[str, Any]) -> No
             raise
 
 
+def writes_in_pre_bind(ext: ExtendedState | None) -> bool:
+    """Whether `pre_bind` has a claim to create for the pod's extended resources."""
+    return ext is not None and ext.allocation is not None
+
+
 async def pre_bind(plugin: DynamicResources, ext: ExtendedState | None, pod: Pod) -> Status | None:
     """Create the claim, write finalizer, allocation and reservation, then the pod's extendedResourceClaimStatus."""
-    if ext is None or ext.allocation is None:
+    if not writes_in_pre_bind(ext):
         return None
+    assert ext is not None and ext.allocation is not None
     wanted = ext.node_claims[ext.node]
     namespace = str(meta(pod).get("namespace", ""))
     pod_name = str(meta(pod).get("name", ""))

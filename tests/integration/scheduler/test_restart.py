@@ -11,9 +11,11 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
+from collections.abc import Sequence
 
 from scheduler_scenario import NS, RG, claim, device_class, node, pod, resource_slice, running_stack
 
+from services.scheduler.client import Write, WriteResult
 from services.scheduler.service import SchedulerService
 from tests.conftest import BusUrl
 from tests.support.eventually import eventually
@@ -25,6 +27,33 @@ PODS = NODES * DEVICES
 
 async def test_restarted_scheduler_finishes_without_allocating_a_device_twice(bus_url: BusUrl) -> None:
     async with running_stack(bus_url()) as stack:
+        # The first scheduler binds five pods; then its Bind calls never return, as if it died right
+        # after PreBind had written allocation and reservation for every other pod. The binding goes
+        # either alone or chained after PreBind's writes (binding_chain): then only those reach the log.
+        api = stack.scheduler.api
+        create, write_chain = api.create, api.write_chain
+        bindings = 0
+
+        def dies(subresource: str) -> bool:
+            nonlocal bindings
+            if subresource != "binding":
+                return False
+            bindings += 1
+            return bindings > 5
+
+        async def dying_create(resource: tuple[str, str], obj: object, **kwargs: str) -> dict[str, object]:
+            if dies(kwargs.get("subresource", "")):
+                await asyncio.Event().wait()
+            return await create(resource, obj, **kwargs)  # type: ignore[arg-type]
+
+        async def dying_chain(writes: Sequence[Write]) -> list[WriteResult]:
+            if writes and dies(writes[-1].subresource):
+                await write_chain(writes[:-1])
+                await asyncio.Event().wait()
+            return await write_chain(writes)
+
+        api.create = dying_create  # type: ignore[method-assign]
+        api.write_chain = dying_chain  # type: ignore[method-assign]
         names = [f"node-{i}" for i in range(NODES)]
         await stack.admin.create(RG, "deviceclasses", device_class())
         await stack.create_all("", "nodes", [node(n) for n in names])
@@ -41,21 +70,6 @@ async def test_restarted_scheduler_finishes_without_allocating_a_device_twice(bu
             claims = stack.admin.list(RG, "resourceclaims", NS)
             return sum(1 for c in claims if (c.get("status") or {}).get("reservedFor"))
 
-        # The first scheduler binds five pods; then its Bind calls never return, as if it died right
-        # after PreBind had written allocation and reservation for every other pod.
-        api = stack.scheduler.api
-        create = api.create
-        bindings = 0
-
-        async def dying_create(resource: tuple[str, str], obj: object, **kwargs: str) -> dict[str, object]:
-            nonlocal bindings
-            if kwargs.get("subresource") == "binding":
-                bindings += 1
-                if bindings > 5:
-                    await asyncio.Event().wait()
-            return await create(resource, obj, **kwargs)  # type: ignore[arg-type]
-
-        api.create = dying_create  # type: ignore[method-assign]
         await eventually(lambda: reserved() == PODS, what="every claim allocated and reserved")
         await eventually(lambda: bound() == 5, what="five pods bound")
         stack.task.cancel()

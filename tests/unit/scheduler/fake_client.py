@@ -1,14 +1,21 @@
-"""An in-memory APIClient with Kubernetes' conflict semantics, for plugin and binding tests."""
+"""An in-memory APIClient with Kubernetes' conflict semantics, for plugin and binding tests.
+
+``write_chain`` decides a chain as the committer does
+(`services.scheduler.sequential_chain`). ``trips`` lists what each trip
+through the log sent (a chain is one trip, whatever the committer refused);
+``calls`` what reached the objects, one write at a time.
+"""
 
 from __future__ import annotations
 
 import copy
 import itertools
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from services.api.machinery import status as st
-from services.scheduler.client import MERGE_PATCH, ResourceRef
+from services.scheduler.client import MERGE_PATCH, ResourceRef, Write, WriteResult
+from services.scheduler.sequential_chain import write_one_by_one
 
 Key = tuple[str, str, str, str]  # group, plural, namespace, name
 
@@ -26,12 +33,21 @@ def merge_patch(target: Any, patch: Any) -> Any:
     return result
 
 
+def _spelled(write: Write) -> tuple[str, str]:
+    """(verb, plural[/subresource]) as ``calls`` records the write when it is sent alone."""
+    if write.verb == "update_status":
+        return "update", write.resource[1] + "/status"
+    return write.verb, write.resource[1] + (f"/{write.subresource}" if write.subresource else "")
+
+
 class FakeClient:
     """Stores objects by key, stamps resourceVersions, raises StatusError like the apiserver."""
 
     def __init__(self) -> None:
         self.objects: dict[Key, dict[str, Any]] = {}
         self.calls: list[tuple[str, str, str]] = []  # (verb, plural[/subresource], name)
+        self.trips: list[list[str]] = []  # each trip through the log: what it sent, as verbs() spells it
+        self._chained = False  # recording the writes of one write_chain call
         self._rv = itertools.count(100)
         self.reactors: list[Callable[[str, str, Mapping[str, Any] | None], None]] = []
 
@@ -51,6 +67,11 @@ class FakeClient:
     def verbs(self) -> list[str]:
         return [f"{verb} {what}" for verb, what, _ in self.calls]
 
+    def _record(self, verb: str, what: str, name: str) -> None:
+        self.calls.append((verb, what, name))
+        if not self._chained:
+            self.trips.append([f"{verb} {what}"])
+
     @staticmethod
     def _key(resource: ResourceRef, namespace: str, name: str) -> Key:
         return (resource[0], resource[1], namespace or "", name)
@@ -66,7 +87,7 @@ class FakeClient:
     ) -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         what = resource[1] + (f"/{subresource}" if subresource else "")
-        self.calls.append(("create", what, meta.get("name", "")))
+        self._record("create", what, meta.get("name", ""))
         self._react("create", what, obj)
         if subresource == "binding":
             key = self._key(resource, namespace, meta["name"])
@@ -88,7 +109,7 @@ class FakeClient:
         return copy.deepcopy(stored)
 
     async def get(self, resource: ResourceRef, name: str, *, namespace: str = "") -> dict[str, Any]:
-        self.calls.append(("get", resource[1], name))
+        self._record("get", resource[1], name)
         obj = self.objects.get(self._key(resource, namespace, name))
         if obj is None:
             raise st.not_found(resource[0], resource[1], name)
@@ -99,7 +120,7 @@ class FakeClient:
     ) -> dict[str, Any]:
         meta = obj.get("metadata") or {}
         what = resource[1] + ("/status" if status_only else "")
-        self.calls.append((verb, what, meta.get("name", "")))
+        self._record(verb, what, meta.get("name", ""))
         self._react(verb, what, obj)
         key = self._key(resource, meta.get("namespace", ""), meta["name"])
         current = self.objects.get(key)
@@ -137,7 +158,7 @@ class FakeClient:
         subresource: str = "",
     ) -> dict[str, Any]:
         what = resource[1] + (f"/{subresource}" if subresource else "")
-        self.calls.append(("patch", what, name))
+        self._record("patch", what, name)
         self._react("patch", what, patch)
         key = self._key(resource, namespace, name)
         current = self.objects.get(key)
@@ -149,7 +170,15 @@ class FakeClient:
         return copy.deepcopy(new)
 
     async def delete(self, resource: ResourceRef, name: str, *, namespace: str = "") -> None:
-        self.calls.append(("delete", resource[1], name))
+        self._record("delete", resource[1], name)
         self._react("delete", resource[1], None)
         if self.objects.pop(self._key(resource, namespace, name), None) is None:
             raise st.not_found(resource[0], resource[1], name)
+
+    async def write_chain(self, writes: Sequence[Write]) -> list[WriteResult]:
+        self.trips.append([" ".join(_spelled(write)) for write in writes])
+        self._chained = True
+        try:
+            return await write_one_by_one(self, writes)
+        finally:
+            self._chained = False
