@@ -3,8 +3,7 @@
 Each `EmbeddedBus` holds three connections to the file. Two are used from a
 thread of their own (`Connection`): a writer, used only inside write
 transactions (``BEGIN IMMEDIATE`` … ``COMMIT``, serialised in this process by a
-lock and across processes by SQLite's write lock, waited for in
-`begin_immediate`), and a reader for everything
+lock and across processes by SQLite's write lock), and a reader for everything
 else (WAL readers never wait for the writer). The third serves consumers'
 reads on the event loop's own thread (`Database.read_now`), falling back to the
 reader when SQLite says busy. Every statement of the adapter goes
@@ -25,7 +24,6 @@ import asyncio
 import contextlib
 import functools
 import logging
-import math
 import sqlite3
 import time
 from collections.abc import AsyncIterator, Callable, Iterable, Iterator, Sequence
@@ -117,57 +115,9 @@ def _fetchall(conn: sqlite3.Connection, sql: str, params: Params) -> list[tuple[
     return rows
 
 
-LOCK_STEP_MS = 1
-"""The writer connection's ``busy_timeout``: how long one ``BEGIN IMMEDIATE`` waits inside SQLite."""
-PROMPT_WAIT_MS = 5
-"""How long a prompt write (`Database.write_sync_prompt`) tries every `LOCK_STEP_MS` before it
-leaves the wait to SQLite's busy handler."""
-
-
-def begin_immediate(conn: sqlite3.Connection, timeout_ms: int, prompt_ms: int = 0) -> None:
-    """``BEGIN IMMEDIATE``, waiting up to ``timeout_ms`` for another connection's write lock: tried about
-    every millisecond (the connection's ``busy_timeout`` is `LOCK_STEP_MS`) for the first
-    ``prompt_ms``, then — or after the first try, when ``prompt_ms`` is 0 — left to SQLite's handler.
-
-    Why: SQLite's handler sleeps 1, 2, 5, 10 … ms between tries, so a writer that found the lock
-    taken on an otherwise idle log waited 3 to 18 ms for a lock held ~0.3 ms — the p99 of commit →
-    seen by another process, paid by the committer's writes. Each try here waits at most
-    `LOCK_STEP_MS` inside SQLite, with the GIL let go. Only those writes wait so (``prompt_ms``):
-    an append that waits longer appends a larger group, and a wait longer than that means the lock
-    is held for long (bulk load), where the coarse sleeps are kept (docs/decisions/latency.md,
-    "Ninth pass").
-    """
-    now = time.monotonic()
-    deadline = now + timeout_ms / 1000
-    prompt_until = now + prompt_ms / 1000
-    while True:
-        try:
-            conn.execute("BEGIN IMMEDIATE")
-            return
-        except sqlite3.OperationalError as exc:
-            now = time.monotonic()
-            if not _busy(exc) or now >= deadline:
-                raise
-        if now >= prompt_until:
-            break
-    conn.execute(f"PRAGMA busy_timeout={max(1, math.ceil((deadline - now) * 1000))}")
-    try:
-        conn.execute("BEGIN IMMEDIATE")
-    finally:
-        conn.execute(f"PRAGMA busy_timeout={LOCK_STEP_MS}")
-
-
-@dataclass(frozen=True, slots=True)
-class LockWait:
-    """How a write transaction waits for the write lock (`begin_immediate`)."""
-
-    timeout_ms: int
-    prompt_ms: int = 0
-
-
-def _in_transaction(conn: sqlite3.Connection, wait: LockWait, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-    """`begin_immediate`, ``fn(conn, *args, **kwargs)``, ``COMMIT`` — or ``ROLLBACK`` on any error."""
-    begin_immediate(conn, wait.timeout_ms, wait.prompt_ms)
+def _in_transaction(conn: sqlite3.Connection, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``BEGIN IMMEDIATE``, ``fn(conn, *args, **kwargs)``, ``COMMIT`` — or ``ROLLBACK`` on any error."""
+    conn.execute("BEGIN IMMEDIATE")
     try:
         result = fn(conn, *args, **kwargs)
     except BaseException:
@@ -179,15 +129,10 @@ def _in_transaction(conn: sqlite3.Connection, wait: LockWait, fn: Callable[..., 
 
 
 def _in_transaction_then(
-    conn: sqlite3.Connection,
-    wait: LockWait,
-    then: Callable[[T], None],
-    fn: Callable[..., T],
-    *args: Any,
-    **kwargs: Any,
+    conn: sqlite3.Connection, then: Callable[[T], None], fn: Callable[..., T], *args: Any, **kwargs: Any
 ) -> T:
     """`_in_transaction`, then ``then(result)`` once it committed (an error there is logged, not raised)."""
-    result = _in_transaction(conn, wait, fn, *args, **kwargs)
+    result = _in_transaction(conn, fn, *args, **kwargs)
     try:
         then(result)
     except Exception:
@@ -201,7 +146,6 @@ class Database:
     def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
-        self._prompt = LockWait(busy_timeout_ms, PROMPT_WAIT_MS)
         self._writer: Connection | None = None
         self._reader: Connection | None = None
         self._here: sqlite3.Connection | None = None  # reads on the event loop's thread (see read_now)
@@ -222,8 +166,6 @@ class Database:
             # journal_mode needs the write lock (busy_timeout covers that).
             await self._writer.execute(f"PRAGMA page_size={PAGE_SIZE}")
             await self._writer.execute("PRAGMA journal_mode=WAL")
-            # From here on the writer waits for the write lock in begin_immediate, a millisecond a try.
-            await self._writer.execute(f"PRAGMA busy_timeout={LOCK_STEP_MS}")
             async with self.write() as conn:
                 # Not executescript: it would COMMIT the open transaction first.
                 for statement in DDL.split(";"):
@@ -286,7 +228,7 @@ class Database:
         async with self._write_lock:
             try:
                 with translate_errors("write failed"):
-                    await conn.run(begin_immediate, self.busy_timeout_ms)
+                    await conn.execute("BEGIN IMMEDIATE")
                     yield conn
             except BaseException:
                 await asyncio.shield(conn.run(_rollback))
@@ -300,23 +242,16 @@ class Database:
         Commits when ``fn`` returns, rolls back when it raises. A caller
         cancelled meanwhile leaves the transaction to finish (or fail) alone.
         """
-        return await self._on_writer(_in_transaction, LockWait(self.busy_timeout_ms), fn, *args, **kwargs)
-
-    async def write_sync_prompt(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """`write_sync`, waiting for another process's write lock in finer steps at first (`begin_immediate`).
-
-        For the writes a reader waits for at once: the transactional producer's sends and commit.
-        """
-        return await self._on_writer(_in_transaction, self._prompt, fn, *args, **kwargs)
+        return await self._on_writer(_in_transaction, fn, *args, **kwargs)
 
     async def write_sync_then(self, then: Callable[[T], None], fn: Callable[..., T], *args: Any) -> T:
-        """`write_sync_prompt`, and ``then(fn's result)`` on the writer's thread as soon as the write committed.
+        """`write_sync`, and ``then(fn's result)`` on the writer's thread as soon as the write committed.
 
         Why: what must follow a commit at once — telling the other processes
         (`Peers.announce`) — then happens before the result's hop back to the
         event loop, and off the event loop's thread.
         """
-        return await self._on_writer(_in_transaction_then, self._prompt, then, fn, *args)
+        return await self._on_writer(_in_transaction_then, then, fn, *args)
 
     async def _on_writer(self, run: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``run(sqlite3_connection, *args, **kwargs)`` on the writer's thread, one write at a time."""

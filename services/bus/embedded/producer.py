@@ -103,7 +103,7 @@ class EmbeddedTransaction:
         pids = await self._shared.check_records(records)
         assert producer._tid is not None and producer._epoch is not None
         try:
-            self._txn, appended = await self._shared.db.write_sync_prompt(
+            self._txn, appended = await self._shared.db.write_sync(
                 _send,
                 producer._tid,
                 producer._epoch,
