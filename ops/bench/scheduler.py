@@ -499,7 +499,8 @@ class Steps:
                 committed = steps[step][0]
                 if committed_before is not None:
                     # A request chained to the one before it was sent with it, before that one's commit.
-                    chained = sent[step] is not None and sent[step] < committed_before
+                    request_ms = sent[step]
+                    chained = request_ms is not None and request_ms < committed_before
                     add(f"→ {step} request", _minus(sent[step], sent_before if chained else committed_before))
                 add(f"request → {step} committed", _minus(committed, sent[step]))
                 committed_before, sent_before = committed, sent[step]
@@ -540,15 +541,22 @@ class Loader:
 
         return list(await asyncio.gather(*(one(o) for o in objects)))
 
-    async def create_pod(self, ns: str, name: str) -> None:
+    async def create_pod(self, ns: str, name: str, *, replacing: tuple[str, str] | None = None) -> None:
+        """Create a pod (and, as the claim controller, its claim); ``replacing``: the namespace and name of a
+        done pod to delete first, in the same chain of requests (the steady state's delete, then create)."""
         if self.extended_classes:
+            if replacing is not None:
+                await self.delete_pod(*replacing)
             index = extended_resource.index_of(name)
             body = extended_resource.pod(ns, name, index=index, classes=self.extended_classes)
             async with self.gate:
                 await self.client.create("", "pods", body)
             return
         async with self.gate:
-            created = await self.client.create("", "pods", pod(ns, name))
+            if replacing is None:
+                created = await self.client.create("", "pods", pod(ns, name))
+            else:
+                created = await self.replace_pod(*replacing, pod(ns, name))
             if self.claim_controller:
                 return
             claim = generated_claim(created)
@@ -580,6 +588,24 @@ class Loader:
     async def create_pods(self, ns: str, names: Sequence[str]) -> None:
         await asyncio.gather(*(self.create_pod(ns, n) for n in names))
 
+    async def replace_pod(self, ns: str, name: str, body: dict[str, Any]) -> dict[str, Any]:
+        """Delete a done pod and create the next one as one chain: the create is applied only if the delete
+        was, as scheduler_perf creates the next pod only once the delete returned."""
+        meta = body["metadata"]
+        results = await self.client.write_chain(
+            [
+                self.client.request("delete", "", "pods", ns, name, options={"gracePeriodSeconds": 0}),
+                self.client.request("create", "", "pods", meta["namespace"], meta["name"], obj=body),
+            ]
+        )
+        for result in results:
+            if isinstance(result, StatusError):
+                raise result
+        self.release_claim(ns, name)
+        created = results[-1]
+        assert isinstance(created, dict)
+        return created
+
     async def delete_pod(self, ns: str, name: str) -> None:
         """A steady-state pod is done: delete it; (as the claim controller) release and delete its claim.
 
@@ -591,11 +617,17 @@ class Loader:
         """
         async with self.gate:
             await self.client.delete("", "pods", ns, name, gracePeriodSeconds=0)
+        if self.claim_cleanup == "inline":
+            claim_name = self.claims.pop(f"{ns}/{name}", None)
+            if not self.claim_controller and claim_name is not None:
+                await self.delete_claim(ns, claim_name)
+            return
+        self.release_claim(ns, name)
+
+    def release_claim(self, ns: str, name: str) -> None:
+        """As the claim controller, once the pod is deleted: release and delete its claim, as a task of its own."""
         claim_name = self.claims.pop(f"{ns}/{name}", None)
         if self.claim_controller or claim_name is None:
-            return
-        if self.claim_cleanup == "inline":
-            await self.delete_claim(ns, claim_name)
             return
         task = asyncio.create_task(self.delete_claim(ns, claim_name))
         self.cleanups.add(task)
@@ -923,12 +955,16 @@ class Bench:
 
         async def replace(bound_pod: dict[str, Any]) -> None:
             meta = bound_pod["metadata"]
-            await loader.delete_pod(meta["namespace"], meta["name"])
-            if not stopping:
-                name = next_name()
-                measured.append(f"test/{name}")
-                self.replaces[f"test/{name}"] = f"{meta['namespace']}/{meta['name']}"
-                await loader.create_pod("test", name)
+            done = (meta["namespace"], meta["name"])
+            inline = loader.claim_cleanup == "inline"  # the claim's clean-up between the delete and the create
+            if stopping or inline:
+                await loader.delete_pod(*done)
+            if stopping:
+                return
+            name = next_name()
+            measured.append(f"test/{name}")
+            self.replaces[f"test/{name}"] = f"{meta['namespace']}/{meta['name']}"
+            await loader.create_pod("test", name, replacing=None if inline else done)
 
         def on_bound(obj: dict[str, Any]) -> None:
             if obj["metadata"]["namespace"] != "test":
