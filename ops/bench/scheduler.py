@@ -638,11 +638,29 @@ class Loader:
             current = self.client.get(RG, "resourceclaims", ns, claim_name)
             if current is None:
                 return
-            released = await self.client.update_status(RG, "resourceclaims", {**current, "status": {}})
-            await self.client.update(
-                RG, "resourceclaims", {**released, "metadata": {**released["metadata"], "finalizers": []}}
+            # Release, drop the finalizer, delete: one chain of requests, each applied only if the one
+            # before it was (the finalizer's on the version the release wrote).
+            unversioned = {k: v for k, v in current["metadata"].items() if k != "resourceVersion"}
+            results = await self.client.write_chain(
+                [
+                    self.client.request(
+                        "update_status", RG, "resourceclaims", ns, claim_name, obj={**current, "status": {}}
+                    ),
+                    self.client.request(
+                        "update",
+                        RG,
+                        "resourceclaims",
+                        ns,
+                        claim_name,
+                        obj={**current, "metadata": {**unversioned, "finalizers": []}, "status": {}},
+                        after_version=True,
+                    ),
+                    self.client.request("delete", RG, "resourceclaims", ns, claim_name),
+                ]
             )
-            await self.client.delete(RG, "resourceclaims", ns, claim_name)
+            for result in results:
+                if isinstance(result, StatusError):
+                    raise result
 
     async def settle(self) -> None:
         """Wait for the claim clean-ups begun so far (their errors are raised)."""
