@@ -19,6 +19,6 @@ package it mirrors:
 - `resource_limits`: the size limits the resource.k8s.io types declare (k8s.io/api/resource);
 - `cel`: the DRA CEL environment and its cost estimate (k8s.io/dynamic-resource-allocation/cel, cel-go's checker cost);
 - `structured`: the structured allocator (k8s.io/dynamic-resource-allocation/structured);
-- `feature_gates`, `feature_gates_table`: the DRA feature gates, per release
-  (k8s.io/component-base/featuregate, pkg/features/kube_features.go).
+- `feature_gates`, `feature_gates_table`: the DRA feature gates and kube-scheduler's
+  SchedulerPopFromBackoffQ, per release (k8s.io/component-base/featuregate, pkg/features/kube_features.go).
 """

@@ -46,7 +46,9 @@ DRAResourceClaimDeviceStatus and DRAExtendedResource are GA and locked on
 (``cannot set feature gate DRAAdminAccess to false, feature is locked to
 true``); DRADeviceTaints and DRADeviceTaintRules GA, on, not locked;
 DRAPartitionableDevices, DRAConsumableCapacity, DRADeviceBindingConditions and
-DRASchedulerFilterTimeout beta and on; DRAControlPlaneController stays alpha
+DRASchedulerFilterTimeout beta and on; SchedulerPopFromBackoffQ (a
+kube-scheduler gate, not DRA's: the scheduling queue pops from backoffQ when
+activeQ is empty; pre-alpha at 1.31) beta and on; DRAControlPlaneController stays alpha
 and off (draplane still serves classic DRA through v1alpha3). 1.37 checks
 gate dependencies in component-base's words (``DRADeviceTaintRules is
 enabled, but depends on features that are disabled: [DRADeviceTaints]``).
@@ -93,6 +95,7 @@ from services.kube.feature_gates_table import (
     RELEASE_1_31,
     RELEASE_1_37,
     RELEASES,
+    SCHEDULER_POP_FROM_BACKOFF_Q,
     FeatureSpec,
     PreRelease,
     features_at,
@@ -119,6 +122,7 @@ __all__ = [
     "RELEASES",
     "RELEASE_1_31",
     "RELEASE_1_37",
+    "SCHEDULER_POP_FROM_BACKOFF_Q",
     "FeatureGateError",
     "FeatureGates",
     "FeatureSpec",

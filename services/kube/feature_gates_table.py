@@ -1,4 +1,8 @@
-"""The DRA feature gates draplane knows, with each stage and default by Kubernetes release.
+"""The feature gates draplane knows, with each stage and default by Kubernetes release.
+
+They are DRA's, and one of kube-scheduler's: ``SchedulerPopFromBackoffQ``
+(1.33+, beta, on), which lets the scheduling queue pop a pod from backoffQ
+when activeQ is empty (`services.scheduler.queue`).
 
 Why this module exists: draplane speaks Kubernetes 1.31's resource.k8s.io
 (the seeds) and 1.37's (v1, v1beta2, v1beta1), and the two releases disagree
@@ -54,6 +58,7 @@ __all__ = [
     "RELEASES",
     "RELEASE_1_31",
     "RELEASE_1_37",
+    "SCHEDULER_POP_FROM_BACKOFF_Q",
     "VERSIONED_FEATURES",
     "FeatureSpec",
     "PreRelease",
@@ -73,6 +78,7 @@ DRA_CONSUMABLE_CAPACITY = "DRAConsumableCapacity"
 DRA_DEVICE_BINDING_CONDITIONS = "DRADeviceBindingConditions"
 DRA_EXTENDED_RESOURCE = "DRAExtendedResource"
 DRA_SCHEDULER_FILTER_TIMEOUT = "DRASchedulerFilterTimeout"
+SCHEDULER_POP_FROM_BACKOFF_Q = "SchedulerPopFromBackoffQ"
 ALL_ALPHA = "AllAlpha"
 ALL_BETA = "AllBeta"
 
@@ -143,6 +149,7 @@ VERSIONED_FEATURES: Mapping[str, tuple[tuple[str, FeatureSpec], ...]] = MappingP
         DRA_DEVICE_BINDING_CONDITIONS: (("1.34", _alpha()), ("1.36", _beta(True))),
         DRA_EXTENDED_RESOURCE: (("1.34", _alpha()), ("1.36", _beta(True)), ("1.37", _ga(locked=True))),
         DRA_SCHEDULER_FILTER_TIMEOUT: (("1.34", _beta(True)),),
+        SCHEDULER_POP_FROM_BACKOFF_Q: (("1.33", _beta(True)),),
     }
 )
 
@@ -159,7 +166,8 @@ DEPENDENCIES: Mapping[str, tuple[str, ...]] = MappingProxyType(
         DRA_SCHEDULER_FILTER_TIMEOUT: (DYNAMIC_RESOURCE_ALLOCATION,),
     }
 )
-"""1.37's ``defaultKubernetesFeatureGateDependencies`` for these gates (``DRAResourceClaimDeviceStatus``: none)."""
+"""1.37's ``defaultKubernetesFeatureGateDependencies`` for these gates (``DRAResourceClaimDeviceStatus``,
+``SchedulerPopFromBackoffQ``: none)."""
 
 DEPENDENCIES_SINCE = RELEASE_1_37
 """Releases from which `DEPENDENCIES` are checked; at 1.31 only kube-apiserver's classic-DRA check applies."""

@@ -152,6 +152,7 @@ POD_ADD = "PodAdd"
 POD_UPDATE = "PodUpdate"
 SCHEDULE_ATTEMPT_FAILURE = "ScheduleAttemptFailure"
 BACKOFF_COMPLETE = "BackoffComplete"
+POP_FROM_BACKOFF_Q = "PopFromBackoffQ"  # SchedulerPopFromBackoffQ: popped from backoffQ, activeQ being empty
 FORCE_ACTIVATE = "ForceActivate"
 
 # Kinds (wire form) that map onto an EventResource, keyed by (group, kind).

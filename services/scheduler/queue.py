@@ -1,9 +1,20 @@
-"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (kube-scheduler 1.31).
+"""The scheduling queue: activeQ, backoffQ and the unschedulable pool (kube-scheduler 1.31; 1.33+ pops from backoffQ).
 
 * **activeQ** holds pods ready for an attempt, highest ``spec.priority`` first,
   then first-in first-out by the time they were queued.
 * **backoffQ** holds pods that failed recently; a pod waits 1 s after its first
   attempt, doubling per attempt up to 10 s, counted from its last failure.
+  Pods that failed with an error (no rejecting plugin) wait in a heap of their
+  own, as kube's entityErrorBackoffQ.
+* **pop from backoffQ** (``pop_from_backoff_q``: the SchedulerPopFromBackoffQ
+  gate, beta and on from 1.33, absent at 1.31): when activeQ is empty, ``pop``
+  takes the head of backoffQ instead of waiting for its backoff to expire —
+  never a pod that failed with an error. Then a pod put into backoffQ wakes a
+  waiting ``pop``; PreEnqueue runs when a pod enters backoffQ rather than when
+  it leaves it; and a backoff expiry is aligned down to its 1 s ordering window
+  (a pod leaves backoffQ when that window is over, the whole window at once),
+  inside which backoffQ is ordered as activeQ is (priority, then time queued).
+  Without the gate the queue is 1.31's.
 * **unschedulable pool** holds pods rejected by plugins, and pods *gated* by a
   PreEnqueue plugin. A pod leaves it only when a cluster event matches a
   registration of a plugin that rejected it and that plugin's queueing hint
@@ -25,6 +36,7 @@ import asyncio
 import heapq
 import itertools
 import logging
+import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -45,6 +57,8 @@ DEFAULT_POD_INITIAL_BACKOFF = 1.0
 DEFAULT_POD_MAX_BACKOFF = 10.0
 DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION = 300.0
 DEFAULT_SCHEDULER_NAME = "default-scheduler"
+BACKOFF_Q_ORDERING_WINDOW = 1.0
+"""Seconds; popping from backoffQ, backoff expiries align down to these (kube's backoffQOrderingWindowDuration)."""
 
 ACTIVE_Q = "active"
 BACKOFF_Q = "backoff"
@@ -108,6 +122,14 @@ class QueuedPodInfo:
     def rejector_plugins(self) -> set[str]:
         return self.unschedulable_plugins | self.pending_plugins
 
+    def failed_with_error(self) -> bool:
+        """Rejected by no plugin: the attempt ended in an error (kube keeps such pods in entityErrorBackoffQ)."""
+        return not self.unschedulable_plugins and not self.pending_plugins
+
+
+BackoffEntry = tuple[float, int, float, int, str]
+"""(backoff expiry, -priority, time queued, seq, key); the middle two are 0 where expiry alone orders."""
+
 
 class PriorityQueue:
     """The three-part scheduling queue; every method but ``pop`` is synchronous."""
@@ -121,19 +143,23 @@ class PriorityQueue:
         pod_max_backoff: float = DEFAULT_POD_MAX_BACKOFF,
         pod_max_in_unschedulable_pods_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         metrics: QueueMetrics | None = None,
+        pop_from_backoff_q: bool = False,
     ) -> None:
+        """``pop_from_backoff_q``: the SchedulerPopFromBackoffQ gate (off: kube-scheduler 1.31's queue)."""
         self._clock = clock
         self._profiles = dict(profiles)
         self._initial_backoff = pod_initial_backoff
         self._max_backoff = pod_max_backoff
         self._max_in_unschedulable = pod_max_in_unschedulable_pods_duration
         self._metrics = metrics
+        self._pop_from_backoff = pop_from_backoff_q
         self._seq = itertools.count()
 
         self._active: dict[str, tuple[int, QueuedPodInfo]] = {}
         self._active_heap: list[tuple[int, float, int, str]] = []
         self._backoff: dict[str, tuple[int, QueuedPodInfo]] = {}
-        self._backoff_heap: list[tuple[float, int, str]] = []
+        self._backoff_heap: list[BackoffEntry] = []  # pods rejected by plugins: the ones pop may take early
+        self._error_backoff_heap: list[BackoffEntry] = []  # pods whose attempt failed with an error
         self._unschedulable: dict[str, QueuedPodInfo] = {}
         self._gated: set[str] = set()
         # Timeout bookkeeping: (timestamp, seq, key), stale entries skipped lazily.
@@ -153,6 +179,11 @@ class PriorityQueue:
 
     def _profile(self, pod: Pod) -> QueueProfile | None:
         return self._profiles.get(scheduler_name(pod))
+
+    @property
+    def pop_from_backoff_q(self) -> bool:
+        """Whether an empty activeQ pops from backoffQ (SchedulerPopFromBackoffQ)."""
+        return self._pop_from_backoff
 
     def responsible_for(self, pod: Pod) -> bool:
         return scheduler_name(pod) in self._profiles
@@ -197,21 +228,37 @@ class PriorityQueue:
         seq = next(self._seq)
         key = pinfo.key
         self._backoff[key] = (seq, pinfo)
-        heapq.heappush(self._backoff_heap, (self.backoff_expiry(pinfo), seq, key))
-        self._broadcast()  # a waiting pop must learn the new (possibly earlier) deadline
+        expiry = self.backoff_expiry(pinfo)
+        if pinfo.failed_with_error():
+            heapq.heappush(self._error_backoff_heap, (expiry, 0, 0.0, seq, key))
+        elif self._pop_from_backoff:  # inside an ordering window, as activeQ orders
+            heapq.heappush(self._backoff_heap, (expiry, -pod_priority(pinfo.pod), pinfo.timestamp, seq, key))
+        else:
+            heapq.heappush(self._backoff_heap, (expiry, 0, 0.0, seq, key))
+        # A waiting pop must learn the new (possibly earlier) deadline, or, popping from backoffQ, take the pod.
+        self._broadcast()
 
     def _backoff_remove(self, key: str) -> QueuedPodInfo | None:
         entry = self._backoff.pop(key, None)
         return entry[1] if entry else None
 
-    def _backoff_peek(self) -> tuple[float, QueuedPodInfo] | None:
-        while self._backoff_heap:
-            expiry, seq, key = self._backoff_heap[0]
+    def _backoff_peek(self, heap: list[BackoffEntry]) -> tuple[float, QueuedPodInfo] | None:
+        while heap:
+            expiry, _, _, seq, key = heap[0]
             entry = self._backoff.get(key)
             if entry is not None and entry[0] == seq:
                 return expiry, entry[1]
-            heapq.heappop(self._backoff_heap)
+            heapq.heappop(heap)
         return None
+
+    def _backoff_pop_head(self) -> QueuedPodInfo | None:
+        """The head of the rejected pods' backoffQ, backing off or not (never an error pod's)."""
+        head = self._backoff_peek(self._backoff_heap)
+        if head is None:
+            return None
+        heapq.heappop(self._backoff_heap)
+        self._backoff_remove(head[1].key)
+        return head[1]
 
     # unschedulable pool
     def _unschedulable_put(self, pinfo: QueuedPodInfo) -> None:
@@ -255,11 +302,29 @@ class PriorityQueue:
             duration += duration
         return duration
 
+    def _align(self, t: float) -> float:
+        """``t`` truncated to its ordering window when popping from backoffQ (kube's alignToWindow)."""
+        if not self._pop_from_backoff:
+            return t
+        return math.floor(t / BACKOFF_Q_ORDERING_WINDOW) * BACKOFF_Q_ORDERING_WINDOW
+
     def backoff_expiry(self, pinfo: QueuedPodInfo) -> float:
-        return pinfo.timestamp + self.backoff_duration(pinfo)
+        return self._align(pinfo.timestamp + self.backoff_duration(pinfo))
+
+    def _expired(self, expiry: float, now: float) -> bool:
+        """Whether a backoff expiring at ``expiry`` is over; an aligned one only once its window is."""
+        if self._pop_from_backoff:
+            return expiry < self._align(now)
+        return expiry <= now
+
+    def _expiry_deadline(self, expiry: float) -> float:
+        """When ``_expired(expiry, ...)`` turns true."""
+        return expiry + BACKOFF_Q_ORDERING_WINDOW if self._pop_from_backoff else expiry
 
     def is_backing_off(self, pinfo: QueuedPodInfo) -> bool:
-        return self.backoff_expiry(pinfo) > self._now()
+        if pinfo.attempts == 0:
+            return False  # never attempted: no backoff
+        return not self._expired(self.backoff_expiry(pinfo), self._now())
 
     # ----------------------------------------------------------- PreEnqueue
 
@@ -280,8 +345,9 @@ class PriorityQueue:
             return False
         return True
 
-    def _move_to_active_q(self, pinfo: QueuedPodInfo, event: str) -> bool:
-        pinfo.gated = not self._run_pre_enqueue(pinfo)
+    def _move_to_active_q(self, pinfo: QueuedPodInfo, event: str, *, from_backoff: bool = False) -> bool:
+        if not (from_backoff and self._pop_from_backoff):  # else PreEnqueue ran when it entered backoffQ
+            pinfo.gated = not self._run_pre_enqueue(pinfo)
         key = pinfo.key
         if pinfo.gated:
             if key in self._active or key in self._backoff:
@@ -297,6 +363,17 @@ class PriorityQueue:
         self._broadcast()
         return True
 
+    def _move_to_backoff_q(self, pinfo: QueuedPodInfo, event: str) -> bool:
+        """Put a pod into backoffQ; popping from backoffQ, PreEnqueue runs here and a gated pod goes to the pool."""
+        if self._pop_from_backoff:
+            pinfo.gated = not self._run_pre_enqueue(pinfo)
+            if pinfo.gated:
+                self._unschedulable_put(pinfo)
+                return False
+        self._backoff_push(pinfo)
+        self._incoming(BACKOFF_Q, event)
+        return True
+
     # ---------------------------------------------------------------- API
 
     def add(self, pod: Pod) -> None:
@@ -306,9 +383,16 @@ class PriorityQueue:
         self._report_pending()
 
     def pop_nowait(self) -> QueuedPodInfo | None:
-        """The next pod to schedule, or None; also moves pods whose backoff or timeout expired."""
+        """The next pod to schedule, or None; also moves pods whose backoff or timeout expired.
+
+        Popping from backoffQ, an empty activeQ gives the head of backoffQ.
+        """
         self.flush()
         pinfo = self._active_pop()
+        if pinfo is None and self._pop_from_backoff:
+            pinfo = self._backoff_pop_head()
+            if pinfo is not None:
+                self._incoming(ACTIVE_Q, ce.POP_FROM_BACKOFF_Q)
         if pinfo is None:
             self._report_pending()
             return None
@@ -348,9 +432,10 @@ class PriorityQueue:
     def next_deadline(self) -> float | None:
         """When the next pod leaves backoff or hits the unschedulable timeout."""
         deadlines: list[float] = []
-        head = self._backoff_peek()
-        if head is not None:
-            deadlines.append(head[0])
+        for heap in (self._backoff_heap, self._error_backoff_heap):
+            head = self._backoff_peek(heap)
+            if head is not None:
+                deadlines.append(self._expiry_deadline(head[0]))
         oldest = self._unschedulable_oldest()
         if oldest is not None:
             deadlines.append(oldest.timestamp + self._max_in_unschedulable)
@@ -362,14 +447,15 @@ class PriorityQueue:
 
     def flush_backoff_completed(self) -> None:
         now = self._now()
-        while True:
-            head = self._backoff_peek()
-            if head is None or head[0] > now:
-                break
-            _, pinfo = head
-            self._backoff_remove(pinfo.key)
-            heapq.heappop(self._backoff_heap)
-            self._move_to_active_q(pinfo, ce.BACKOFF_COMPLETE)
+        for heap in (self._backoff_heap, self._error_backoff_heap):
+            while True:
+                head = self._backoff_peek(heap)
+                if head is None or not self._expired(head[0], now):
+                    break
+                _, pinfo = head
+                self._backoff_remove(pinfo.key)
+                heapq.heappop(heap)
+                self._move_to_active_q(pinfo, ce.BACKOFF_COMPLETE, from_backoff=True)
         self._report_pending()
 
     def flush_unschedulable_pods_leftover(self) -> None:
@@ -454,7 +540,10 @@ class PriorityQueue:
                     return
                 entry = self._backoff.get(key)
                 if entry is not None:
-                    entry[1].pod = new
+                    pinfo = entry[1]
+                    pinfo.pod = new
+                    if self._pop_from_backoff:
+                        self._backoff_push(pinfo)  # re-sort: backoffQ orders by priority inside a window
                     return
             pinfo_or_none = self._unschedulable.get(key)
             if pinfo_or_none is not None:
@@ -590,19 +679,12 @@ class PriorityQueue:
             self._unschedulable_put(pinfo)
             self._incoming(UNSCHEDULABLE_PODS, event)
             return UNSCHEDULABLE_PODS
-        if strategy == QueueingStrategy.QUEUE_IMMEDIATELY and self._move_to_active_q(pinfo, event):
-            return ACTIVE_Q
-        if self.is_backing_off(pinfo):
-            self._backoff_push(pinfo)
-            self._incoming(BACKOFF_Q, event)
-            return BACKOFF_Q
+        # The pod may have finished its backoff while it was in the pool.
+        if strategy == QueueingStrategy.QUEUE_AFTER_BACKOFF and self.is_backing_off(pinfo):
+            return BACKOFF_Q if self._move_to_backoff_q(pinfo, event) else UNSCHEDULABLE_PODS
         if self._move_to_active_q(pinfo, event):
             return ACTIVE_Q
-        if pinfo.gated:
-            return UNSCHEDULABLE_PODS
-        self._unschedulable_put(pinfo)
-        self._incoming(UNSCHEDULABLE_PODS, ce.SCHEDULE_ATTEMPT_FAILURE)
-        return UNSCHEDULABLE_PODS
+        return UNSCHEDULABLE_PODS  # gated: _move_to_active_q put it into the pool
 
     def _hint_for_in_flight_pod(self, pinfo: QueuedPodInfo) -> QueueingStrategy:
         events = self._in_flight.events_since(pinfo.uid)

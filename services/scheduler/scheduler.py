@@ -89,7 +89,9 @@ class SchedulerCore:
         pod_max_in_unschedulable_pods_duration: float = DEFAULT_POD_MAX_IN_UNSCHEDULABLE_PODS_DURATION,
         percentage_of_nodes_to_score: int | None = None,
         dra_enabled: bool = True,
+        pop_from_backoff_q: bool = False,
     ) -> None:
+        """``pop_from_backoff_q``: the SchedulerPopFromBackoffQ gate (see `services.scheduler.queue`)."""
         self.clock = clock
         self.metrics = metrics
         self.dra_enabled = dra_enabled
@@ -103,6 +105,7 @@ class SchedulerCore:
             pod_max_backoff=pod_max_backoff,
             pod_max_in_unschedulable_pods_duration=pod_max_in_unschedulable_pods_duration,
             metrics=metrics,
+            pop_from_backoff_q=pop_from_backoff_q,
         )
         self.algorithms = {
             name: SchedulingAlgorithm(p, percentage_of_nodes_to_score=percentage_of_nodes_to_score)

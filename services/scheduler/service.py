@@ -53,7 +53,13 @@ from prometheus_client import registry as prom_registry
 
 from services.api.admission.authorization import SCHEDULER
 from services.bus.port import Bus, OutRecord
-from services.kube.feature_gates import DRA_DEVICE_TAINT_RULES, DRA_DEVICE_TAINTS, DRA_EXTENDED_RESOURCE, FeatureGates
+from services.kube.feature_gates import (
+    DRA_DEVICE_TAINT_RULES,
+    DRA_DEVICE_TAINTS,
+    DRA_EXTENDED_RESOURCE,
+    SCHEDULER_POP_FROM_BACKOFF_Q,
+    FeatureGates,
+)
 from services.kube.structured import Features
 from services.runtime.client import Client
 from services.runtime.events import EventRecorder, event_key
@@ -244,6 +250,7 @@ def build_core(
         pod_max_in_unschedulable_pods_duration=config.pod_max_in_unschedulable_pods_duration,
         percentage_of_nodes_to_score=config.percentage_of_nodes_to_score,
         dra_enabled=dra_enabled,
+        pop_from_backoff_q=gates.enabled(SCHEDULER_POP_FROM_BACKOFF_Q),
     )
     return core, dynamic_resources
 

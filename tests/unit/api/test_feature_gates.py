@@ -24,6 +24,7 @@ from services.kube.feature_gates import (
     DRA_RESOURCE_CLAIM_DEVICE_STATUS,
     DRA_SCHEDULER_FILTER_TIMEOUT,
     DYNAMIC_RESOURCE_ALLOCATION,
+    SCHEDULER_POP_FROM_BACKOFF_Q,
     FeatureGateError,
     FeatureGates,
     parse_go_bool,
@@ -40,6 +41,7 @@ GATES_1_37 = [
     DRA_DEVICE_BINDING_CONDITIONS,
     DRA_EXTENDED_RESOURCE,
     DRA_SCHEDULER_FILTER_TIMEOUT,
+    SCHEDULER_POP_FROM_BACKOFF_Q,  # 1.33's, a kube-scheduler gate
 ]
 
 
@@ -71,6 +73,7 @@ SPECS_1_37 = {
     DRA_DEVICE_BINDING_CONDITIONS: ("BETA", True, False),
     DRA_EXTENDED_RESOURCE: ("GA", True, True),
     DRA_SCHEDULER_FILTER_TIMEOUT: ("BETA", True, False),
+    SCHEDULER_POP_FROM_BACKOFF_Q: ("BETA", True, False),
 }
 
 
@@ -149,12 +152,14 @@ def test_1_37_gates_are_pre_alpha_at_1_31(gate: str, value: str) -> None:
                 DRA_CONSUMABLE_CAPACITY,
                 DRA_DEVICE_BINDING_CONDITIONS,
                 DRA_SCHEDULER_FILTER_TIMEOUT,
+                SCHEDULER_POP_FROM_BACKOFF_Q,
             ],
         ),
         ("AllBeta=false,DRAConsumableCapacity=true", [DRA_CONSUMABLE_CAPACITY], [DRA_PARTITIONABLE_DEVICES]),
         ("AllAlpha=true", [DRA_CONTROL_PLANE_CONTROLLER, DYNAMIC_RESOURCE_ALLOCATION], []),
         ("DRAControlPlaneController=true", [DRA_CONTROL_PLANE_CONTROLLER], []),
         ("DynamicResourceAllocation=true", [DYNAMIC_RESOURCE_ALLOCATION], []),
+        ("SchedulerPopFromBackoffQ=false", [DRA_SCHEDULER_FILTER_TIMEOUT], [SCHEDULER_POP_FROM_BACKOFF_Q]),
     ],
 )
 def test_parse_at_1_37(flag: str, enabled: list[str], disabled: list[str]) -> None:
@@ -174,6 +179,7 @@ def test_known_features_help_at_1_37() -> None:
         "DRADeviceBindingConditions=true|false (BETA - default=true)",
         "DRAPartitionableDevices=true|false (BETA - default=true)",
         "DRASchedulerFilterTimeout=true|false (BETA - default=true)",
+        "SchedulerPopFromBackoffQ=true|false (BETA - default=true)",
     ]
 
 

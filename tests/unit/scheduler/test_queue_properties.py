@@ -29,11 +29,12 @@ operations = st.lists(
 
 
 @settings(max_examples=150, deadline=None)
-@given(operations)
-def test_no_pod_lost_or_duplicated(ops: list[tuple[str, float]]) -> None:
+@given(operations, st.booleans())
+def test_no_pod_lost_or_duplicated(ops: list[tuple[str, float]], pop_from_backoff_q: bool) -> None:
     clock = FakeClock()
     plugins = [FakePlugin("A", {EVENT: always(QueueingHint.QUEUE)}), FakePlugin("B", {})]
-    queue = PriorityQueue(clock=clock, profiles={"default-scheduler": FakeProfile(plugins)})
+    profiles = {"default-scheduler": FakeProfile(plugins)}
+    queue = PriorityQueue(clock=clock, profiles=profiles, pop_from_backoff_q=pop_from_backoff_q)
     live: set[str] = set()  # pods that exist
     in_flight: list[QueuedPodInfo] = []
     dead: set[str] = set()  # uids of deleted pods (a re-created pod gets a new uid)
