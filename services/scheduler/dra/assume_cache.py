@@ -189,10 +189,19 @@ class ClaimAssumeCache:
 
     # ---------------------------------------------------- scheduler side
 
-    def assume(self, claim: Mapping[str, Any]) -> None:
-        """Record the claim as written by the scheduler (newer than the informer's)."""
+    def assume(self, claim: Mapping[str, Any], *, created: bool = False) -> None:
+        """Record the claim as written by the scheduler (newer than the informer's).
+
+        As kube's ``AssumeCache.Assume``, a claim the informer does not have is
+        not assumed: it was deleted while the write was on its way, and an
+        assumed copy would hold its devices for ever (nothing would replace
+        it). Except a claim the scheduler ``created`` itself (a pod's extended
+        resource claim), which the informer may simply not have delivered yet.
+        """
         key = claim_key(claim)
         current = self._api.get(key)
+        if current is None and not created:
+            return  # deleted meanwhile (kube: ErrNotFound, "Claim not stored in assume cache")
         if current is not None and _version(current) >= _version(claim) >= 0:
             return  # the informer is already there
         self._assumed[key] = claim

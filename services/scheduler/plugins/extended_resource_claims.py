@@ -219,7 +219,7 @@ async def pre_bind(plugin: DynamicResources, ext: ExtendedState | None, pod: Pod
         return as_status(RuntimeError(f"add allocation and reservation to claim {claim_key(created)}: {err}"))
     except RuntimeError as err:
         return as_status(err)
-    plugin.claims.assume(bound)
+    plugin.claims.assume(bound, created=True)  # the informer may not have it yet
     plugin.claims.remove_in_flight(ext.in_flight_uid)
     ext.in_flight_uid = ""
     if not wanted.mappings:

@@ -63,6 +63,26 @@ def test_assume_cache_restore_and_delete() -> None:
     assert cache.get("default", "my-pod-my-resource") is None and DEVICE not in cache.allocated_devices()
 
 
+def test_a_claim_deleted_before_its_write_is_assumed_holds_no_device() -> None:
+    """The write's reply comes after the informer saw the claim allocated, released and deleted (issue 21)."""
+    cache = ClaimAssumeCache()
+    cache.on_add(versioned(PENDING_CLAIM, "5"))
+    cache.add_in_flight(versioned(ALLOCATED_CLAIM, "5"))
+    cache.on_update(versioned(ALLOCATED_CLAIM, "6"))
+    cache.on_update(versioned(PENDING_CLAIM, "7"))
+    cache.on_delete(versioned(PENDING_CLAIM, "7"))
+    cache.assume(versioned(ALLOCATED_CLAIM, "6"))  # as kube's Assume: not found, not stored
+    cache.remove_in_flight(ALLOCATED_CLAIM["metadata"]["uid"])
+    assert not cache.is_assumed("default", "my-pod-my-resource")
+    assert DEVICE not in cache.allocated_devices() and cache.get("default", "my-pod-my-resource") is None
+
+
+def test_a_claim_the_scheduler_created_is_assumed_before_the_informer_has_it() -> None:
+    cache = ClaimAssumeCache()
+    cache.assume(versioned(ALLOCATED_CLAIM, "6"), created=True)  # a pod's extended resource claim
+    assert cache.is_assumed("default", "my-pod-my-resource") and DEVICE in cache.allocated_devices()
+
+
 def test_admin_access_devices_are_not_taken() -> None:
     claim = with_allocation(
         PENDING_CLAIM,
