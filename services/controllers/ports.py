@@ -62,7 +62,8 @@ class Writer(Protocol):
         ...
 
     async def write_chain(self, requests: Sequence[Request]) -> list[Obj | StatusError]:
-        """Send ``requests`` at once, each applied only if the one before it succeeded; their results, in order."""
+        """Send ``requests`` at once, each applied only if the one before it succeeded; their results, in order
+        (a timeout is every request's answer: it never raises StatusError)."""
         ...
 
 

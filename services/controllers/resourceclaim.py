@@ -394,10 +394,7 @@ class ResourceClaimController:
                 options={"subresource": "status", "fieldManager": FIELD_MANAGER},
             )
         )
-        try:
-            results: list[Obj | st.StatusError] = await self.client.write_chain(requests)
-        except st.StatusError as err:  # no answer (a timeout): none is known to be applied
-            results = [err] * len(requests)
+        results = await self.client.write_chain(requests)  # a timeout is every request's answer
         failed: tuple[Mapping[str, Any], Obj, st.StatusError] | None = None
         for (pod_claim, new), result in zip(creates, results, strict=False):
             self.metrics.create_attempts.inc()

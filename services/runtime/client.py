@@ -152,7 +152,10 @@ class Client:
         instead of one trip through the log each. The answer holds, in order,
         each write's result (as `create`, `update` … return it, already read
         by this client's informer) or the `StatusError` that refused it; once
-        one fails, the ones after it are refused 409 Conflict unapplied.
+        one fails, the ones after it are refused 409 Conflict unapplied. When
+        the committer does not answer in time, that timeout is every write's
+        answer: as for a lone write that timed out, any of them may have been
+        applied. Never raises StatusError.
         Build the requests with `request`; set ``after_version`` on one that
         must find the object as the write before it left it.
         """
@@ -161,7 +164,10 @@ class Client:
             if chained:
                 request = replace(request, after=chained[-1].id)
             chained.append(request)
-        replies = await self._submit_all(chained)
+        try:
+            replies = await self._submit_all(chained)
+        except st.StatusError as err:
+            return [err] * len(chained)
         results: list[Obj | st.StatusError] = []
         for reply in replies:
             if reply.code >= 400:

@@ -117,11 +117,7 @@ class LogAPIClient:
         await self._client.delete(group, plural, namespace, name)
 
     async def write_chain(self, writes: Sequence[Write]) -> list[WriteResult]:
-        requests = [self._request(write) for write in writes]
-        try:
-            return await self._client.write_chain(requests)
-        except st.StatusError as err:  # no answer at all: as a lone write's timeout, for each of them
-            return [err] * len(requests)
+        return await self._client.write_chain([self._request(write) for write in writes])
 
     def _request(self, write: Write) -> Request:
         group, plural = write.resource

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 from services.api.machinery.status import StatusError
-from services.testing.harness import LogHarness
+from services.bus import open_bus
+from services.runtime.client import Client
+from services.testing.harness import ADMIN, LogHarness
+from topics.declarations import declarations
 
 GROUP, CLAIMS = "resource.k8s.io", "resourceclaims"
 FINALIZER = "resource.kubernetes.io/delete-protection"
@@ -63,3 +66,27 @@ async def test_a_failed_write_stops_the_rest_of_the_chain(log: LogHarness) -> No
     assert isinstance(second, StatusError) and second.code == 409
     assert "was not applied" in second.status["message"]
     assert client.get(GROUP, CLAIMS, "default", "second") is None
+
+
+async def test_no_answer_is_every_writes_answer(url: str) -> None:
+    """No committer: the chain's timeout answers each write (any may have been applied); nothing raises."""
+    bus = open_bus(url)
+    await bus.start()
+    try:
+        await bus.ensure_topics(declarations())
+        client = Client(bus, user=ADMIN, timeout=0.3, attempts=1)
+        await client.start()
+        try:
+            results = await client.write_chain(
+                [
+                    client.request("create", GROUP, CLAIMS, "default", "a", obj=claim("a")),
+                    client.request("create", GROUP, CLAIMS, "default", "b", obj=claim("b")),
+                ]
+            )
+        finally:
+            await client.close()
+    finally:
+        await bus.close()
+    assert len(results) == 2
+    for result in results:
+        assert isinstance(result, StatusError) and result.code == 504, result
