@@ -294,6 +294,8 @@ class ResourceClaimController:
             try:
                 new = self._handle_claim(pod, pod_claim, new_names)
             except (SyncError, st.StatusError, ClaimNameError) as err:
+                if creates:  # kube's controller has created the claims before this one, and records none
+                    await self._create_and_record(pod, creates, None)
                 raise await self._creation_failed(pod, pod_claim, err) from err
             if new is not None:
                 creates.append((pod_claim, new))
@@ -366,9 +368,9 @@ class ResourceClaimController:
         return new
 
     async def _create_and_record(
-        self, pod: Obj, creates: list[tuple[Mapping[str, Any], Obj]], new_names: Mapping[str, str]
+        self, pod: Obj, creates: list[tuple[Mapping[str, Any], Obj]], new_names: Mapping[str, str] | None
     ) -> Obj:
-        """Create the claims and record ``new_names`` in the pod status: one chain of requests.
+        """Create the claims and record ``new_names`` in the pod status (None: record nothing): one chain.
 
         The committer applies the pod-status patch only if every create before
         it succeeded, so the status never names a claim that does not exist; a
@@ -382,18 +384,19 @@ class ResourceClaimController:
             self.client.request("create", RESOURCE_GROUP, "resourceclaims", namespace, new["metadata"]["name"], obj=new)
             for _, new in creates
         ]
-        requests.append(
-            self.client.request(
-                "patch",
-                "",
-                "pods",
-                namespace,
-                name,
-                patch=claim_statuses_patch(pod, new_names),
-                patch_type="strategic",
-                options={"subresource": "status", "fieldManager": FIELD_MANAGER},
+        if new_names is not None:
+            requests.append(
+                self.client.request(
+                    "patch",
+                    "",
+                    "pods",
+                    namespace,
+                    name,
+                    patch=claim_statuses_patch(pod, new_names),
+                    patch_type="strategic",
+                    options={"subresource": "status", "fieldManager": FIELD_MANAGER},
+                )
             )
-        )
         results = await self.client.write_chain(requests)  # a timeout is every request's answer
         failed: tuple[Mapping[str, Any], Obj, st.StatusError] | None = None
         for (pod_claim, new), result in zip(creates, results, strict=False):
@@ -410,6 +413,8 @@ class ResourceClaimController:
             pod_claim, new, refused = failed
             create_error = SyncError(f"create ResourceClaim {new['metadata'].get('name', '')}: {refused}")
             raise await self._creation_failed(pod, pod_claim, create_error) from refused
+        if new_names is None:
+            return pod
         recorded = results[-1]
         if isinstance(recorded, st.StatusError):
             raise SyncError(f"update pod {namespace}/{name} ResourceClaimStatuses: {recorded}") from recorded

@@ -234,3 +234,23 @@ async def test_a_recorded_claim_needs_no_write() -> None:
 
     await c.sync_pod(NS, "web-0")
     assert writer.chains == []
+
+
+async def test_a_later_pod_claim_that_cannot_be_made_still_leaves_the_earlier_claims_created() -> None:
+    """As kube's syncPod (1.31.14 pkg/controller/resourceclaim/controller.go): handleClaim creates each claim in
+    turn, and the first error ends the sync before the pod status is written — the earlier claims exist."""
+    writer = ChainWriter()
+    events = Events()
+    c = controller(writer, events)
+    p = pod("gpu")
+    p["spec"]["resourceClaims"].append({"name": "nic", "resourceClaimTemplateName": "missing"})
+    put_pod(c, p)
+
+    with pytest.raises(SyncError, match='PodResourceClaim nic: resource claim template "missing"'):
+        await c.sync_pod(NS, "web-0")
+
+    (chain,) = writer.chains
+    assert [(r.op, r.resource) for r in chain] == [("create", "resourceclaims")], "no pod status naming only one"
+    assert c.claim_cache.get(NS, chain[0].name) is not None
+    assert counts(c) == (1, 0)
+    assert [reason for _, reason, _ in events.seen] == ["FailedResourceClaimCreation"]
