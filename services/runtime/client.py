@@ -168,15 +168,7 @@ class Client:
             replies = await self._submit_all(chained)
         except st.StatusError as err:
             return [err] * len(chained)
-        results: list[Obj | st.StatusError] = []
-        for reply in replies:
-            if reply.code >= 400:
-                results.append(_status_error(reply))
-            else:
-                result = reply.object if reply.object is not None else (reply.status or {})
-                await self.wait_visible(result)
-                results.append(result)
-        return results
+        return [_status_error(reply) if reply.code >= 400 else await self._seen(reply) for reply in replies]
 
     async def _submit_all(self, requests: Sequence[Request]) -> list[Reply]:
         """Send requests in one append (with retries under the same ids) and return the replies, in order."""
@@ -241,25 +233,15 @@ class Client:
             after_version=after_version,
         )
 
-    async def _write(
-        self,
-        op: Op,
-        group: str,
-        resource: str,
-        namespace: str,
-        name: str,
-        *,
-        obj: Obj | None = None,
-        patch: Any = None,
-        patch_type: str | None = None,
-        options: dict[str, Any] | None = None,
-    ) -> Obj:
-        request = self.request(
-            op, group, resource, namespace, name, obj=obj, patch=patch, patch_type=patch_type, options=options
-        )
-        reply = await self.submit(request)
+    async def _write(self, op: Op, *args: Any, **kwargs: Any) -> Obj:
+        """Send one write (`request`'s arguments) and return its result, read by this client's informer."""
+        reply = await self.submit(self.request(op, *args, **kwargs))
         if reply.code >= 400:
             raise _status_error(reply)
+        return await self._seen(reply)
+
+    async def _seen(self, reply: Reply) -> Obj:
+        """A successful reply's result (its object, or its Status), once this client's informer has it."""
         result = reply.object if reply.object is not None else (reply.status or {})
         await self.wait_visible(result)
         return result
