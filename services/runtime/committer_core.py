@@ -326,7 +326,8 @@ class CommitterCore:
         obj = attrs.new or obj
         key = object_key(rt.group, rt.plural, namespace, name)
         if staged.entry(key) is not None:
-            raise st.already_exists(rt.group, rt.plural, name)
+            taken = st.generate_name_conflict if generate else st.already_exists
+            raise taken(rt.group, rt.plural, name)
         self._track(None, obj, req, rt, "", now)
         return self._write(req, staged, key, "ADDED", obj, 201, attrs.warnings)
 
@@ -347,11 +348,12 @@ class CommitterCore:
 
     def _generate_name(self, rt: ResourceType, namespace: str, prefix: str, staged: Staged) -> str:
         base = prefix[:MAX_GENERATED_PREFIX_LENGTH]
+        name = base
         for _ in range(GENERATE_NAME_RETRIES):
             name = base + self.suffix()
             if staged.entry(object_key(rt.group, rt.plural, namespace, name)) is None:
                 return name
-        raise st.already_exists(rt.group, rt.plural, base + "*****")
+        raise st.generate_name_conflict(rt.group, rt.plural, name)
 
     # -- update ---------------------------------------------------------------
 

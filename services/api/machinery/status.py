@@ -77,6 +77,16 @@ def already_exists(group: str, resource: str, name: str) -> StatusError:
     )
 
 
+def generate_name_conflict(group: str, resource: str, name: str) -> StatusError:
+    """409 AlreadyExists for a create whose object has ``generateName`` and whose name is taken: kube-apiserver's
+    ``CheckGeneratedNameError`` (``NewGenerateNameConflict``, retry after 1 s), whoever picked the name."""
+    qr = qualified_resource(group, resource)
+    message = f'{qr} "{name}" already exists, the server was not able to generate a unique name for the object'
+    return StatusError(
+        make_status(409, "AlreadyExists", message, {**_details(group, resource, name), "retryAfterSeconds": 1})
+    )
+
+
 def conflict(group: str, resource: str, name: str, detail: str) -> StatusError:
     qr = qualified_resource(group, resource)
     return StatusError(

@@ -173,7 +173,7 @@ async def test_a_taken_name_fails_like_any_create_and_the_retry_picks_another() 
 
     def taken(request: Request) -> Obj | st.StatusError:
         if request.op == "create":
-            return st.already_exists(RG, "resourceclaims", request.name)
+            return st.generate_name_conflict(RG, "resourceclaims", request.name)  # what the committer answers
         return applied(request)
 
     writer.answer = taken
@@ -184,7 +184,8 @@ async def test_a_taken_name_fails_like_any_create_and_the_retry_picks_another() 
         (
             "Warning",
             "FailedResourceClaimCreation",
-            f'PodResourceClaim gpu: create ResourceClaim {first}: resourceclaims.resource.k8s.io "{first}" already exists',
+            f'PodResourceClaim gpu: create ResourceClaim {first}: resourceclaims.resource.k8s.io "{first}" already exists'
+            ", the server was not able to generate a unique name for the object",
         )
     ]
     assert counts(c) == (1, 1)

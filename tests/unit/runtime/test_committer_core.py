@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import itertools
 from datetime import UTC, datetime
 from typing import Any
@@ -40,9 +41,6 @@ def req(op: str, group: str, resource: str, namespace: str, name: str, **kw: Any
         reply_to="test",
         **kw,
     )
-
-
-
 
 
 def claim(name: str = "c", **spec: Any) -> dict[str, Any]:
@@ -163,7 +161,9 @@ def test_update_bumps_generation_only_on_spec_change() -> None:
     ("group", "resource", "code"),
     [("coordination.k8s.io", "leases", 201), ("", "services", 201), ("resource.k8s.io", "resourceclaims", 404)],
 )
-def test_update_of_a_missing_object_creates_it_only_where_kubernetes_allows(group: str, resource: str, code: int) -> None:
+def test_update_of_a_missing_object_creates_it_only_where_kubernetes_allows(
+    group: str, resource: str, code: int
+) -> None:
     """The strategies' AllowCreateOnUpdate (Lease, Service, Event: true; DRA kinds: false); oracle sb-update-of-missing-*."""
     core = make_core()
     body = {"metadata": {"name": "x", "resourceVersion": "12"}}
@@ -360,9 +360,13 @@ def test_a_background_delete_removes_an_earlier_orphan_finalizer_and_deletes() -
     """Oracle del2-cascade-orphan: kubectl's default delete (Background) after --cascade=orphan deletes the object."""
     core = make_core()
     create_claim(core)
-    commit(core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Orphan"}))
+    commit(
+        core,
+        req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Orphan"}),
+    )
     (o,) = commit(
-        core, req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Background"})
+        core,
+        req("delete", "resource.k8s.io", "resourceclaims", "default", "c", options={"propagationPolicy": "Background"}),
     )
     assert [w.type for w in o.writes] == ["DELETED"]
 
@@ -488,8 +492,62 @@ def test_a_body_nested_deeper_than_the_log_holds_is_a_400_not_a_500(depth: int) 
     nested: Any = "x"
     for _ in range(depth):
         nested = {"a": nested}
-    (outcome,) = commit(core, req("create", "", "namespaces", "", "deep", object={"metadata": {"name": "deep"}, "spec": nested}))
+    (outcome,) = commit(
+        core, req("create", "", "namespaces", "", "deep", object={"metadata": {"name": "deep"}, "spec": nested})
+    )
     assert outcome.code == 400, outcome.status
     assert outcome.status is not None
     assert outcome.status["message"] == "couldn't get version/kind; json parse error: exceeded max depth"
     assert outcome.writes == []
+
+
+def test_a_taken_name_with_generate_name_is_kubes_generate_name_conflict() -> None:
+    """kube-apiserver 1.31.14's CheckGeneratedNameError (apiserver pkg/registry/rest/create.go): a create whose
+    object has generateName and whose name is taken — picked by the client (the claim controller does) or by the
+    server — is 409 AlreadyExists "…, the server was not able to generate a unique name", retry after 1 s.
+    Checked today against kube-apiserver 1.31.14 built by ops/upstream: a configmap created twice with name and
+    generateName answered exactly this Status (details name, kind "configmaps", retryAfterSeconds 1)."""
+    core = make_core()
+    create_claim(core, "web-gpu-abcde")
+    body = claim("web-gpu-abcde")
+    body["metadata"]["generateName"] = "web-gpu-"
+    (o,) = commit(core, req("create", "resource.k8s.io", "resourceclaims", "default", "web-gpu-abcde", object=body))
+    assert o.code == 409 and o.status is not None
+    assert o.status["reason"] == "AlreadyExists"
+    assert o.status["message"] == (
+        'resourceclaims.resource.k8s.io "web-gpu-abcde" already exists, '
+        "the server was not able to generate a unique name for the object"
+    )
+    assert o.status["details"] == {
+        "name": "web-gpu-abcde",
+        "group": "resource.k8s.io",
+        "kind": "resourceclaims",
+        "retryAfterSeconds": 1,
+    }
+    (plain,) = commit(
+        core,
+        req("create", "resource.k8s.io", "resourceclaims", "default", "web-gpu-abcde", object=claim("web-gpu-abcde")),
+    )
+    assert (
+        plain.status is not None
+        and plain.status["message"] == 'resourceclaims.resource.k8s.io "web-gpu-abcde" already exists'
+    )
+
+
+def test_generate_name_out_of_tries_names_the_last_name_tried() -> None:
+    core = make_core(suffix=lambda: "aaaaa")
+    body = claim()
+    del body["metadata"]["name"]
+    body["metadata"]["generateName"] = "web-gpu-"
+    first, second = commit(
+        core,
+        *(
+            req("create", "resource.k8s.io", "resourceclaims", "default", "", object=copy.deepcopy(body))
+            for _ in range(2)
+        ),
+    )
+    assert first.code == 201
+    assert second.code == 409 and second.status is not None
+    assert second.status["message"].startswith(
+        'resourceclaims.resource.k8s.io "web-gpu-aaaaa" already exists, the server'
+    )
