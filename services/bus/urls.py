@@ -68,6 +68,7 @@ SQLITE_OPTIONS: Mapping[str, type] = {
     **COMMON_OPTIONS,
     "poll_interval_ms": int,
     "maintenance_interval_ms": int,
+    "checkpoint_interval_ms": int,
     "busy_timeout_ms": int,
 }
 

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from services.bus.embedded import cleaner, log
+from services.bus.embedded.checkpoint import checkpoint_after_writes
 from services.bus.embedded.consumer import EmbeddedConsumer
 from services.bus.embedded.db import Database, now_ms
 from services.bus.embedded.group import EmbeddedGroupMember
@@ -69,6 +70,13 @@ class EmbeddedBus:
         )
         if self.settings.maintenance_interval_ms > 0:
             self._tasks.append(asyncio.create_task(self._maintain(), name=f"bus-clean-{self.path.name}"))
+        if self.settings.checkpoint_interval_ms > 0:
+            self._tasks.append(
+                asyncio.create_task(
+                    checkpoint_after_writes(self._shared.db, self.settings.checkpoint_interval_ms / 1000),
+                    name=f"bus-checkpoint-{self.path.name}",
+                )
+            )
 
     async def close(self) -> None:
         for closable in list(self._closables):

@@ -150,6 +150,7 @@ class Database:
         self._reader: Connection | None = None
         self._here: sqlite3.Connection | None = None  # reads on the event loop's thread (see read_now)
         self._write_lock = asyncio.Lock()
+        self.commits = 0  # write transactions this process committed (`checkpoint` watches it)
 
     async def open(self) -> None:
         try:
@@ -235,6 +236,7 @@ class Database:
                 raise
             with translate_errors("commit failed"):
                 await asyncio.shield(conn.execute("COMMIT"))
+            self.commits += 1
 
     async def write_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(sqlite3_connection, *args, **kwargs)`` as one write transaction, whole on the writer's thread.
@@ -260,7 +262,9 @@ class Database:
             raise BusError("the embedded bus is not started")
         async with self._write_lock:
             with translate_errors("write failed"):
-                return await conn.run(run, *args, **kwargs)
+                result = await conn.run(run, *args, **kwargs)
+            self.commits += 1
+            return result
 
     async def read_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(sqlite3_connection, *args, **kwargs)`` on the event loop's own thread, or the reader's when busy.

@@ -29,6 +29,7 @@ class Settings:
     transaction_timeout_ms: int = 60_000
     poll_interval_ms: int = 25
     maintenance_interval_ms: int = 10_000
+    checkpoint_interval_ms: int = 250  # 0: never (SQLite still checkpoints when the last connection closes)
     busy_timeout_ms: int = 10_000
 
     @classmethod
