@@ -69,6 +69,7 @@ SQLITE_OPTIONS: Mapping[str, type] = {
     "poll_interval_ms": int,
     "maintenance_interval_ms": int,
     "checkpoint_interval_ms": int,
+    "checkpoint_frames": int,
     "busy_timeout_ms": int,
 }
 

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from services.bus.embedded import cleaner, log
-from services.bus.embedded.checkpoint import checkpoint_after_writes
+from services.bus.embedded.checkpoint import checkpoint_when_due, commit_checkpoint_frames
 from services.bus.embedded.consumer import EmbeddedConsumer
 from services.bus.embedded.db import Database, now_ms
 from services.bus.embedded.group import EmbeddedGroupMember
@@ -39,7 +39,11 @@ class EmbeddedBus:
         self.prefix = target.prefix
         self.settings = Settings.from_options(target.options)
         self._shared = Shared(
-            db=Database(target.path, busy_timeout_ms=self.settings.busy_timeout_ms),
+            db=Database(
+                target.path,
+                busy_timeout_ms=self.settings.busy_timeout_ms,
+                autocheckpoint_frames=commit_checkpoint_frames(self.settings),
+            ),
             notifier=Notifier(),
             prefix=target.prefix,
             settings=self.settings,
@@ -73,7 +77,11 @@ class EmbeddedBus:
         if self.settings.checkpoint_interval_ms > 0:
             self._tasks.append(
                 asyncio.create_task(
-                    checkpoint_after_writes(self._shared.db, self.settings.checkpoint_interval_ms / 1000),
+                    checkpoint_when_due(
+                        self._shared.db,
+                        interval=self.settings.checkpoint_interval_ms / 1000,
+                        frames=self.settings.checkpoint_frames,
+                    ),
                     name=f"bus-checkpoint-{self.path.name}",
                 )
             )

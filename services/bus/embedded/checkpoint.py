@@ -8,14 +8,21 @@ virtual disk, on the writer's thread, before the commit's datagram goes out
 was most of the embedded log's commit → seen p99 (docs/decisions/latency.md,
 "Tenth pass").
 
-So every connection turns the automatic checkpoint off
-(`schema.CONNECTION_PRAGMAS`), and each bus that has committed since its last
-checkpoint runs a PASSIVE one on a connection and thread of its own every
-``checkpoint_interval_ms``. PASSIVE never waits: it copies what no reader still
-needs and leaves the rest for the next round, writers keep appending to the
-WAL meanwhile, and of two processes checkpointing at once one is told "busy"
-and simply tries again later. SQLite still checkpoints (and removes the WAL)
-when the last connection to the file closes.
+So every bus looks at the WAL-index header (`services.bus.embedded.wal_index`)
+every ``checkpoint_interval_ms``, and once ``checkpoint_frames`` frames
+(SQLite's own threshold by default) wait to be copied it runs a PASSIVE
+checkpoint on a connection and thread of its own. PASSIVE never waits: it
+copies what no reader still needs and leaves the rest for the next round,
+writers keep appending meanwhile, and of two processes checkpointing at once
+one is told "busy" and looks again next round.
+
+A commit still checkpoints itself past four times that many frames. A
+checkpoint beside a stream of writes never catches up with them, and SQLite
+only starts the WAL over once one has: under bulk writes the WAL grew to 200 MB
+in 13 s and every process's CPU per record rose. The writer that stops to
+checkpoint lets it catch up, as before, and a steady workload never gets
+there. With ``checkpoint_interval_ms=0`` commits checkpoint at
+``checkpoint_frames``, as SQLite does.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ import sqlite3
 from dataclasses import dataclass
 
 from services.bus.embedded.db import Connection, Database
+from services.bus.embedded.shared import Settings
+from services.bus.embedded.wal_index import frames_to_copy
 from services.bus.port import BusError
 
 log = logging.getLogger(__name__)
@@ -46,8 +55,18 @@ def checkpoint_passive(conn: sqlite3.Connection) -> Checkpointed:
     return Checkpointed(bool(busy), wal_frames, copied)
 
 
-async def checkpoint_after_writes(db: Database, interval: float) -> None:
-    """Every ``interval`` seconds, checkpoint if ``db`` committed anything since the last round.
+COMMIT_CHECKPOINT_FACTOR = 4
+
+
+def commit_checkpoint_frames(settings: Settings) -> int:
+    """The WAL's length at which a commit checkpoints it itself (``PRAGMA wal_autocheckpoint``)."""
+    if settings.checkpoint_interval_ms <= 0:
+        return settings.checkpoint_frames
+    return settings.checkpoint_frames * COMMIT_CHECKPOINT_FACTOR
+
+
+async def checkpoint_when_due(db: Database, *, interval: float, frames: int) -> None:
+    """Every ``interval`` seconds, checkpoint when ``frames`` or more wait to be copied.
 
     Runs until cancelled; a failed checkpoint is logged and tried again next
     round (the WAL only grows meanwhile: nothing is lost).
@@ -58,8 +77,9 @@ async def checkpoint_after_writes(db: Database, interval: float) -> None:
         done_at = db.commits
         while True:
             await asyncio.sleep(interval)
+            waiting = frames_to_copy(db.path)
             commits = db.commits
-            if commits == done_at:
+            if (commits == done_at) if waiting is None else (waiting < frames):
                 continue
             try:
                 result = await conn.run(checkpoint_passive)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
+from services.bus.embedded import wal_index
 from services.bus.embedded.schema import CONNECTION_PRAGMAS, DDL, PAGE_SIZE, SCHEMA_VERSION
 from services.bus.port import BusError, BusUnavailable
 
@@ -59,9 +60,10 @@ class Connection:
     whose caller is cancelled still runs to its end.
     """
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int) -> None:
+    def __init__(self, path: Path, *, busy_timeout_ms: int, autocheckpoint_frames: int = 0) -> None:
         self._path = path
         self._busy_timeout_ms = busy_timeout_ms
+        self._autocheckpoint_frames = autocheckpoint_frames
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=f"sqlite-{path.name}")
         self._conn: sqlite3.Connection | None = None
 
@@ -73,6 +75,7 @@ class Connection:
         conn.execute(f"PRAGMA busy_timeout={int(self._busy_timeout_ms)}")
         for pragma in CONNECTION_PRAGMAS:
             conn.execute(pragma)
+        conn.execute(f"PRAGMA wal_autocheckpoint={int(self._autocheckpoint_frames)}")
         return conn
 
     async def close(self) -> None:
@@ -143,14 +146,18 @@ def _in_transaction_then(
 class Database:
     """One SQLite log file, opened by one bus."""
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000) -> None:
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000, autocheckpoint_frames: int = 1000) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
+        # The WAL's length at which a commit checkpoints it itself (SQLite's 1000 by default;
+        # an `EmbeddedBus` that checkpoints in the background sets it far higher: `checkpoint`).
+        self.autocheckpoint_frames = autocheckpoint_frames
         self._writer: Connection | None = None
         self._reader: Connection | None = None
         self._here: sqlite3.Connection | None = None  # reads on the event loop's thread (see read_now)
         self._write_lock = asyncio.Lock()
         self.commits = 0  # write transactions this process committed (`checkpoint` watches it)
+        self._wal_index_held = False
 
     async def open(self) -> None:
         try:
@@ -162,7 +169,7 @@ class Database:
     async def _open(self) -> None:
         with translate_errors(f"cannot open the log {self.path}"):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = await self._connect()
+            self._writer = await self._connect(autocheckpoint_frames=self.autocheckpoint_frames)
             # Both are properties of the file: page_size only while it is empty,
             # journal_mode needs the write lock (busy_timeout covers that).
             await self._writer.execute(f"PRAGMA page_size={PAGE_SIZE}")
@@ -188,9 +195,14 @@ class Database:
             for pragma in CONNECTION_PRAGMAS:
                 here.execute(pragma)
             self._here = here
+            wal_index.acquire(self.path)
+            self._wal_index_held = True
 
-    async def _connect(self) -> Connection:
-        conn = Connection(self.path, busy_timeout_ms=self.busy_timeout_ms)
+    async def _connect(self, *, autocheckpoint_frames: int = 0) -> Connection:
+        """A connection on a thread of its own; only the writer's commits may checkpoint."""
+        conn = Connection(
+            self.path, busy_timeout_ms=self.busy_timeout_ms, autocheckpoint_frames=autocheckpoint_frames
+        )
         try:
             await conn.open()
         except BaseException:
@@ -208,6 +220,9 @@ class Database:
                 with contextlib.suppress(Exception):
                     await conn.close()
         self._reader = self._writer = None
+        if self._wal_index_held:  # after the connections: see `wal_index`
+            self._wal_index_held = False
+            wal_index.release(self.path)
 
     @property
     def reader(self) -> Connection:

@@ -116,12 +116,9 @@ CREATE TABLE IF NOT EXISTS group_offsets (
 
 # Per-connection settings. WAL lets readers run beside the one writer;
 # synchronous=NORMAL is durable against process crashes (not power loss), the
-# usual choice for WAL. No automatic checkpoints: a commit would run them
-# (and their syncs) itself; each bus checkpoints in the background instead
-# (`services.bus.embedded.checkpoint`).
+# usual choice for WAL. (When a commit checkpoints: `services.bus.embedded.checkpoint`.)
 CONNECTION_PRAGMAS = (
     "PRAGMA synchronous=NORMAL",
-    "PRAGMA wal_autocheckpoint=0",
     "PRAGMA temp_store=MEMORY",
     "PRAGMA cache_size=-32768",
 )

@@ -29,7 +29,8 @@ class Settings:
     transaction_timeout_ms: int = 60_000
     poll_interval_ms: int = 25
     maintenance_interval_ms: int = 10_000
-    checkpoint_interval_ms: int = 250  # 0: never (SQLite still checkpoints when the last connection closes)
+    checkpoint_interval_ms: int = 50  # how often the WAL's length is looked at; 0: commits checkpoint (`checkpoint`)
+    checkpoint_frames: int = 1000  # frames waiting to be copied that make a checkpoint due (SQLite's default)
     busy_timeout_ms: int = 10_000
 
     @classmethod
