@@ -30,7 +30,7 @@ Semantics both adapters keep (the contract suite in ``tests/contract`` checks th
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple, Protocol, runtime_checkable
 
@@ -49,6 +49,17 @@ class TopicMismatch(BusError):
 
 class BusUnavailable(BusError):
     """The log could not be reached."""
+
+
+def check_then_records(records: Sequence[OutRecord], then_to: Sequence[tuple[str, int]]) -> None:
+    """`Transaction.send_then`'s rule: ``then``'s records go only to the partitions named beforehand."""
+    allowed = set(then_to)
+    for i, record in enumerate(records):
+        if (record.topic, record.partition) not in allowed:
+            raise BusError(
+                f"send_then: record {i} goes to {record.topic}[{record.partition}], "
+                f"not one of the partitions named beforehand ({sorted(allowed)})"
+            )
 
 
 class RecordTooLarge(BusError):
@@ -139,6 +150,27 @@ class Transaction(Protocol):
         records are checked now (an unknown topic raises here). An adapter may
         send them at once (Kafka) or write them in the commit's own step (the
         embedded log: one write transaction fewer per transaction).
+        """
+        ...
+
+    async def send_then(
+        self,
+        records: Sequence[OutRecord],
+        then: Callable[[list[int]], Sequence[OutRecord]],
+        *,
+        then_to: Sequence[tuple[str, int]],
+        after: Awaitable[object] | None = None,
+    ) -> None:
+        """Append ``records``, then the records ``then(their offsets)`` returns, both with the commit.
+
+        ``then``'s records may go only to the partitions ``then_to`` names
+        (checked now; another one aborts the transaction), and are sent no
+        sooner than ``after`` is done. ``then`` must be quick and touch only
+        its own data: an adapter may call it inside its commit's own step, on
+        another thread (the embedded log: the records, what follows from their
+        offsets and the commit are one write transaction), or as soon as the
+        offsets are back (Kafka: `send`, then `send_with_commit`). What it
+        raises aborts the transaction.
         """
         ...
 

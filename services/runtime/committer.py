@@ -11,9 +11,9 @@ mid-batch. The decisions themselves are pure (`committer_core`).
 
 While a batch commits, the next one is already fetched and decoded (a task
 of its own), so decoding fills the waits for the log; the request offsets are
-sent beside the records, and the replies once the offsets are in — with the
-commit (`Transaction.send_with_commit`: on the embedded log, in the commit's
-own write).
+sent beside the records, and the replies, which carry the records' offsets,
+with the commit (`Transaction.send_then`: on the embedded log the records, the
+replies and the commit are one write).
 """
 
 from __future__ import annotations
@@ -304,24 +304,26 @@ class Committer:
             offsets_sent = asyncio.create_task(
                 txn.send_offsets(COMMITTER_GROUP, {(REQUESTS, 0): batch.records[-1].offset + 1})
             )
-            try:
-                if out:
-                    offsets = await txn.send(out)
-                    for w, pos in zip(writes, positions, strict=True):
-                        w.offset = offsets[pos]
+
+            def replies(offsets: list[int]) -> list[OutRecord]:
+                """The replies, which carry the records' offsets (resourceVersions): pure, and quick."""
+                for w, pos in zip(writes, positions, strict=True):
+                    w.offset = offsets[pos]
                 self.core.stamp(outcomes)
-                replies = [OutRecord(REPLIES, o.request.reply_to.encode(), encode_reply(_reply(o))) for o in outcomes]
-                replies += [OutRecord(REPLIES, to.encode(), encode_reply(r)) for r, to in batch.bad]
+                answers = [OutRecord(REPLIES, o.request.reply_to.encode(), encode_reply(_reply(o))) for o in outcomes]
+                return answers + [OutRecord(REPLIES, to.encode(), encode_reply(r)) for r, to in batch.bad]
+
+            try:
+                # On the embedded log the records, the replies and the commit are one write transaction
+                # (`replies` runs on its writer's thread). On Kafka the records go now and the replies once
+                # the offsets are in: there the broker checks a transaction's offset commit and its first
+                # write to each partition with the coordinator (KIP-890), and of two such checks of one
+                # transaction waiting at once it refuses one, retried 20 ms later; the replies' is never
+                # beside the offset commit's this way (and the Kafka producer sends the offset commit once
+                # the objects are in: its module docstring).
+                await txn.send_then(out, replies, then_to=[(REPLIES, 0)], after=offsets_sent)
             finally:
                 await offsets_sent  # (its error, if any, wins: it says why the transaction failed)
-            # The replies go once the offsets are in, and need no offsets back: on the embedded
-            # log the commit writes them in its own write transaction (one fewer per batch); on
-            # Kafka they are sent now. There the broker checks a transaction's offset commit and
-            # its first write to each partition with the coordinator (KIP-890), and of two such
-            # checks of one transaction waiting at once it refuses one, retried 20 ms later; the
-            # replies' is never beside the offset commit's this way (and the Kafka producer sends
-            # the offset commit once the objects are in: its module docstring).
-            await txn.send_with_commit(replies)
         position = (max(w.offset for w in writes) + 1) if writes else self.core.index.position
         self.core.advance(outcomes, position)
         self._dirty.update(w.key for w in writes)

@@ -188,3 +188,47 @@ async def test_sending_with_the_commit_to_an_unknown_topic_fails_at_once(txn_bus
         (kept,) = await txn.send([OutRecord("out", b"k", b"kept")])
     consumer = await txn_bus.consumer("out")
     assert values(await read_all(consumer, await end_after(txn_bus, "out", kept))) == [b"kept"]
+
+
+async def test_records_made_from_the_offsets_of_others_commit_with_them(txn_bus: Bus) -> None:
+    producer = await txn_bus.producer(transactional_id="writer")
+    consumer = await txn_bus.consumer("out")
+    replies = await txn_bus.consumer("in")
+    seen: list[list[int]] = []
+
+    def answers(offsets: list[int]) -> list[OutRecord]:
+        seen.append(offsets)
+        return [OutRecord("in", b"k", f"reply for {o}".encode()) for o in offsets]
+
+    async with producer.transaction() as txn:
+        await txn.send_then(
+            [OutRecord("out", b"k", b"a"), OutRecord("out", b"k", b"b")], answers, then_to=[("in", 0)]
+        )
+        assert await consumer.getmany(timeout_ms=100) == []
+    (offsets,) = seen
+    records = await read_all(consumer, await end_after(txn_bus, "out", offsets[-1]))
+    assert [(r.offset, r.value) for r in records] == [(offsets[0], b"a"), (offsets[1], b"b")]
+    answered = await read_all(replies, await end_after(txn_bus, "in", -1))
+    assert values(answered) == [f"reply for {o}".encode() for o in offsets]
+
+
+async def test_records_made_from_offsets_go_only_where_named_and_a_refusal_aborts(txn_bus: Bus) -> None:
+    producer = await txn_bus.producer(transactional_id="writer")
+    with pytest.raises(BusError, match=r"record 0 goes to out\[0\], not one of the partitions named beforehand"):
+        async with producer.transaction() as txn:
+            await txn.send_then(
+                [OutRecord("out", b"k", b"refused")],
+                lambda offsets: [OutRecord("out", b"k", b"elsewhere")],
+                then_to=[("in", 0)],
+            )
+    with pytest.raises(RuntimeError, match="cannot answer"):
+        async with producer.transaction() as txn:
+
+            def fails(offsets: list[int]) -> list[OutRecord]:
+                raise RuntimeError("cannot answer")
+
+            await txn.send_then([OutRecord("out", b"k", b"refused too")], fails, then_to=[("in", 0)])
+    async with producer.transaction() as txn:
+        (kept,) = await txn.send([OutRecord("out", b"k", b"kept")])
+    consumer = await txn_bus.consumer("out")
+    assert values(await read_all(consumer, await end_after(txn_bus, "out", kept))) == [b"kept"]

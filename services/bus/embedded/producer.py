@@ -7,6 +7,9 @@ open transaction, which read_committed readers cannot see past; leaving the
 block commits (records and group offsets together) or, on an exception, aborts.
 ``txn.send_with_commit`` records are written by the commit itself, in its own
 write transaction: they need no marking, and no write transaction of their own.
+So are ``txn.send_then``'s, and the records computed from their offsets: the
+committer's object records and the replies that carry their offsets are one
+write transaction, not two with a hop to the event loop between them.
 See `services.bus.embedded.txns` for the coordinator's rules.
 """
 
@@ -14,13 +17,14 @@ from __future__ import annotations
 
 import logging
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 from services.bus.embedded import txns
 from services.bus.embedded.db import now_ms
 from services.bus.embedded.log import Appended, append
 from services.bus.embedded.shared import Shared
-from services.bus.port import BusError, OutRecord, ProducerFenced
+from services.bus.port import BusError, OutRecord, ProducerFenced, check_then_records
 
 log = logging.getLogger(__name__)
 GROUP_OFFSETS_SQL = "INSERT OR REPLACE INTO group_offsets (grp, topic, partition, offset) VALUES (?, ?, ?, ?)"
@@ -79,6 +83,19 @@ class EmbeddedProducer:
             self._fenced = error
 
 
+Then = Callable[[list[int]], Sequence[OutRecord]]
+
+
+@dataclass(slots=True)
+class _Staged:
+    """A `send_then`: its records, and what its ``then`` may write where (partition ids, compacted or not)."""
+
+    records: list[OutRecord]
+    then: Then
+    then_to: list[tuple[str, int]]
+    compacted: set[tuple[str, int]]
+
+
 class EmbeddedTransaction:
     """One open transaction; its records and offsets commit together.
 
@@ -94,6 +111,7 @@ class EmbeddedTransaction:
         self._offsets: dict[tuple[str, str, int], int] = {}  # (group, topic, partition) -> offset
         self._with_commit: list[OutRecord] = []  # appended by the commit (send_with_commit)
         self._with_commit_pids: dict[tuple[str, int], int] = {}
+        self._staged: list[_Staged] = []  # appended by the commit, with what their `then` returns (send_then)
 
     async def send(self, records: Sequence[OutRecord]) -> list[int]:
         producer = self._producer
@@ -140,6 +158,26 @@ class EmbeddedTransaction:
         self._with_commit_pids.update(await self._shared.check_records(records))
         self._with_commit.extend(records)
 
+    async def send_then(
+        self,
+        records: Sequence[OutRecord],
+        then: Then,
+        *,
+        then_to: Sequence[tuple[str, int]],
+        after: Awaitable[object] | None = None,
+    ) -> None:
+        """Checked now; the commit's write transaction appends ``records``, calls ``then`` on the writer's
+        thread with their offsets and appends what it returns (``after``: the caller awaits it before
+        the commit, which is when these are written)."""
+        self._producer._check_usable()
+        self._with_commit_pids.update(await self._shared.check_records(records))
+        compacted: set[tuple[str, int]] = set()
+        for topic, partition in then_to:
+            self._with_commit_pids[(topic, partition)] = await self._shared.pid(topic, partition)
+            if "compact" in (await self._shared.topic(topic)).policies:
+                compacted.add((topic, partition))
+        self._staged.append(_Staged(list(records), then, list(then_to), compacted))
+
     async def commit(self) -> None:
         producer = self._producer
         producer._check_usable()
@@ -154,6 +192,7 @@ class EmbeddedTransaction:
                 producer._epoch,
                 self._txn,
                 rows,
+                self._staged,
                 self._with_commit,
                 self._with_commit_pids,
                 now_ms(),
@@ -163,10 +202,12 @@ class EmbeddedTransaction:
             raise
         self._txn = None
         self._with_commit = []
+        self._staged = []
         self._shared.wake_local(written)
 
     async def abort(self) -> None:
         self._with_commit = []  # never written
+        self._staged = []
         if self._txn is None:
             return
         producer = self._producer
@@ -200,14 +241,26 @@ def _commit(
     epoch: int,
     txn: int | None,
     offsets: list[tuple[str, str, int, int]],
+    staged: Sequence[_Staged],
     with_commit: Sequence[OutRecord],
     pids: dict[tuple[str, int], int],
     now: int,
 ) -> set[int]:
-    """Commit: check the epoch, make the records visible, append those sent with the commit, store the group
-    offsets. Returns the partition ids written."""
+    """Commit: check the epoch, make the records visible, append the `send_then` records and what their
+    ``then`` makes of their offsets, then those sent with the commit, store the group offsets. Returns
+    the partition ids written."""
     txns.check_epoch(conn, tid, epoch)
     written = txns.commit(conn, txn) if txn is not None else set()
+    for send in staged:
+        # Appended unmarked, like the records sent with the commit (below).
+        appended = append(conn, send.records, pids=pids, txn=None, now=now)
+        written.update(appended.first)
+        more = send.then(appended.offsets)
+        check_then_records(more, send.then_to)
+        for i, record in enumerate(more):
+            if record.key is None and (record.topic, record.partition) in send.compacted:
+                raise BusError(f"compacted topic {record.topic!r} cannot accept a record without a key (record {i})")
+        written.update(append(conn, more, pids=pids, txn=None, now=now).first)
     if with_commit:
         # Appended unmarked: this write transaction makes them visible with the rest, or none of it.
         written.update(append(conn, with_commit, pids=pids, txn=None, now=now).first)

@@ -70,7 +70,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
 from aiokafka import AIOKafkaProducer
@@ -82,7 +82,7 @@ from aiokafka.structs import TopicPartition
 
 from services.bus.kafka.context import KafkaContext
 from services.bus.kafka.errors import translate, translated
-from services.bus.port import BusError, OutRecord, ProducerFenced
+from services.bus.port import BusError, OutRecord, ProducerFenced, check_then_records
 
 log = logging.getLogger(__name__)
 
@@ -403,6 +403,22 @@ class KafkaTransaction:
     async def send_with_commit(self, records: Sequence[OutRecord]) -> None:
         """Handed over now and not waited for: the commit goes once they are in, or aborts (the module docstring)."""
         await self._producer._send_with_commit(records)
+
+    async def send_then(
+        self,
+        records: Sequence[OutRecord],
+        then: Callable[[list[int]], Sequence[OutRecord]],
+        *,
+        then_to: Sequence[tuple[str, int]],
+        after: Awaitable[object] | None = None,
+    ) -> None:
+        """`send`, then ``then``'s records with the commit once ``after`` is done (see `Transaction.send_then`)."""
+        offsets = await self.send(records)
+        more = then(offsets)
+        check_then_records(more, then_to)
+        if after is not None:
+            await after
+        await self.send_with_commit(more)
 
     async def send_offsets(self, group: str, offsets: Mapping[tuple[str, int], int]) -> None:
         producer = self._producer

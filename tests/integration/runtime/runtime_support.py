@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import asyncio
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 from services.bus import BEGINNING, Bus, Consumer, GroupMember, OutRecord, Producer, Record, TopicSpec, Transaction
-from services.bus.port import StartAt, TransactionContext
+from services.bus.port import StartAt, TransactionContext, check_then_records
 from services.runtime.client import Client
 from topics.declarations import OBJECTS, REPLIES
 from topics.envelope import Request, UserInfo, decode_event
@@ -135,6 +135,21 @@ class _StallingTransaction:
     async def send_with_commit(self, records: Sequence[OutRecord]) -> None:
         await self._inner.send_with_commit(records)
         await self._maybe_hold(records)
+
+    async def send_then(
+        self,
+        records: Sequence[OutRecord],
+        then: Callable[[list[int]], Sequence[OutRecord]],
+        *,
+        then_to: Sequence[tuple[str, int]],
+        after: Awaitable[object] | None = None,
+    ) -> None:
+        # Sent apart, so the batch can be held with its records sent and uncommitted (as on Kafka).
+        more = then(await self.send(records))
+        check_then_records(more, then_to)
+        if after is not None:
+            await after
+        await self.send_with_commit(more)
 
     async def _maybe_hold(self, records: Sequence[OutRecord]) -> None:
         # The committer sends a batch's replies last: its records are all sent, uncommitted.
