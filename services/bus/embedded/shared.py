@@ -30,7 +30,7 @@ class Settings:
     poll_interval_ms: int = 25
     maintenance_interval_ms: int = 10_000
     checkpoint_interval_ms: int = 50  # how often the WAL's length is looked at; 0: commits checkpoint (`checkpoint`)
-    checkpoint_frames: int = 1000  # frames waiting to be copied that make a checkpoint due (SQLite's default)
+    checkpoint_frames: int = 250  # frames waiting to be copied that make a checkpoint due; commits: 4x (`checkpoint`)
     busy_timeout_ms: int = 10_000
 
     @classmethod
