@@ -25,6 +25,7 @@ class EmbeddedConsumer:
         self._pid = pid
         self._position = 0
         self._closed = False
+        shared.peers.want(pid)  # other processes' commits to it are announced here from now on
 
     @classmethod
     async def create(

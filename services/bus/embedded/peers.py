@@ -8,12 +8,21 @@ opens the file also binds a Unix datagram socket in a directory beside it
 touched to every other socket there, and the receiving bus wakes the waiters
 of those partitions at once.
 
+A commit is announced only to the buses that read one of the partitions it
+touched. Each bus writes the ids of the partitions it has consumers of to a
+file named as its socket in ``<file>.wants/`` (replaced whole, by rename, when
+a new one is added), and a sender skips a peer whose file names none of them;
+a peer without a readable file gets every datagram. Without it a request
+appended by a component woke every process on the file, though only the
+committer reads requests (docs/decisions/latency.md, "Eleventh pass").
+
 The poll stays as the fallback: a datagram that is lost (a peer's full socket
-buffer, a peer that bound after the directory was listed, a directory that
-cannot be written, a path too long for a socket) delays a consumer by at most
-``poll_interval_ms``, as before; it never loses a record, because waking only
-makes a consumer re-read the file. A socket left by a process that died is
-removed by the first sender that finds nobody listening on it.
+buffer, a peer that bound or began reading a partition after the directories
+were listed, a directory that cannot be written, a path too long for a
+socket) delays a consumer by at most ``poll_interval_ms``, as before; it never
+loses a record, because waking only makes a consumer re-read the file. A
+socket left by a process that died is removed, with its file of partitions,
+by the first sender that finds nobody listening on it.
 """
 
 from __future__ import annotations
@@ -35,11 +44,17 @@ log = logging.getLogger(__name__)
 MAX_SOCKET_PATH = 100  # sockaddr_un holds 108 bytes on Linux, 104 on macOS; keep clear of both
 RELIST_AFTER_S = 1.0  # a directory's mtime may not move for two changes in one clock tick
 MAX_DATAGRAM = 64 * 1024
+RELIST = b"?"  # "list the directories again": not whole partition ids, so older buses ignore it
 
 
 def wake_dir(db_path: Path) -> Path:
     """The directory of the wake-up sockets of the log at ``db_path``."""
     return db_path.with_name(db_path.name + ".wake")
+
+
+def wants_dir(db_path: Path) -> Path:
+    """The directory of the files naming the partitions each bus on the log at ``db_path`` reads."""
+    return db_path.with_name(db_path.name + ".wants")
 
 
 def encode_pids(pids: Iterable[int]) -> bytes:
@@ -55,17 +70,30 @@ def decode_pids(data: bytes) -> list[int]:
     return list(ids)
 
 
+def read_wants(path: Path) -> frozenset[int] | None:
+    """The partitions a peer reads, from its file; None (send it everything) when missing or malformed."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if len(data) % 4:
+        return None
+    return frozenset(decode_pids(data))
+
+
 class Peers:
     """This bus's socket in the wake directory, and the other buses' sockets to announce commits to."""
 
     def __init__(self, db_path: Path, on_wake: Callable[[list[int]], None]) -> None:
         self._dir = wake_dir(db_path)
+        self._wants_dir = wants_dir(db_path)
         self._on_wake = on_wake
         self._sock: socket.socket | None = None
         self._path = ""
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._peers: list[str] = []
-        self._listed_mtime = -1
+        self._wants: set[int] = set()  # the partitions this bus has consumers of
+        self._peers: list[tuple[str, frozenset[int] | None]] = []  # socket, the partitions it reads (None: all)
+        self._listed_mtimes = (-1, -1)
         self._listed_at = float("-inf")
         self.sent = 0
         self.received = 0
@@ -106,24 +134,66 @@ class Peers:
         sock.close()
         with contextlib.suppress(OSError):
             os.unlink(self._path)
+        with contextlib.suppress(OSError):
+            os.unlink(self._wants_path(self._path))
+
+    def want(self, pid: int) -> None:
+        """This bus reads partition ``pid`` from now on: commits to it are announced to it.
+
+        Called before the consumer's first read. The other buses are told to
+        list the directories again (a `RELIST` datagram: a directory's mtime
+        may not move for two changes in one clock tick); one that commits
+        before it has, or loses that datagram, misses this bus until it lists
+        them anyway (a second later at most): the poll covers that.
+        """
+        if pid in self._wants:
+            return
+        self._wants.add(pid)
+        if self._sock is None:  # no socket: nobody sends to this bus anyway
+            return
+        mine = self._wants_path(self._path)
+        staging = self._wants_dir / f".{mine.name}.new"
+        try:
+            self._wants_dir.mkdir(exist_ok=True)
+            staging.write_bytes(encode_pids(self._wants))
+            os.replace(staging, mine)
+        except OSError as exc:
+            log.info("embedded log: cannot publish the partitions read (%s); every commit is announced here", exc)
+            with contextlib.suppress(OSError):
+                os.unlink(mine)  # an older, smaller set would keep wake-ups from this bus
+        with self._sending:
+            for peer, _ in self._current_peers():
+                self._send(RELIST, peer)
+
+    def _wants_path(self, socket_path: str) -> Path:
+        return self._wants_dir / os.path.basename(socket_path)
 
     def announce(self, pids: Iterable[int]) -> None:
         """Tell every other bus on the file that ``pids`` have new committed records (from any thread)."""
-        payload = encode_pids(pids)
-        if not payload:
+        touched = frozenset(pids)
+        if not touched:
             return
+        payload = encode_pids(touched)
         with self._sending:
-            sock = self._sock
-            if sock is None:
+            if self._sock is None:
                 return
-            for peer in self._current_peers():
-                try:
-                    sock.sendto(payload, peer)
+            for peer, wants in self._current_peers():
+                if (wants is None or not wants.isdisjoint(touched)) and self._send(payload, peer):
                     self.sent += 1
-                except (ConnectionRefusedError, FileNotFoundError):  # its process is gone
-                    self._forget(peer)
-                except OSError:  # a full buffer (it has wake-ups pending) or a transient error: the poll covers it
-                    pass
+
+    def _send(self, payload: bytes, peer: str) -> bool:
+        """One datagram to ``peer`` (holding ``_sending``); False if it was not sent."""
+        sock = self._sock
+        if sock is None:
+            return False
+        try:
+            sock.sendto(payload, peer)
+            return True
+        except (ConnectionRefusedError, FileNotFoundError):  # its process is gone
+            self._forget(peer)
+        except OSError:  # a full buffer (it has wake-ups pending) or a transient error: the poll covers it
+            pass
+        return False
 
     def _readable(self) -> None:
         sock = self._sock
@@ -138,28 +208,38 @@ class Peers:
             except OSError as exc:
                 log.debug("embedded log: wake-up socket read failed: %s", exc)
                 break
+            if data == RELIST:
+                self._listed_at = float("-inf")  # the next announce lists the directories again
+                continue
             self.received += 1
             woken.update(decode_pids(data))
         if woken:
             self._on_wake(sorted(woken))
 
-    def _current_peers(self) -> list[str]:
+    def _current_peers(self) -> list[tuple[str, frozenset[int] | None]]:
         now = time.monotonic()
         try:
             mtime = os.stat(self._dir).st_mtime_ns
         except OSError:
             return []
-        if mtime != self._listed_mtime or now - self._listed_at > RELIST_AFTER_S:
-            self._listed_mtime, self._listed_at = mtime, now
+        try:
+            wants_mtime = os.stat(self._wants_dir).st_mtime_ns
+        except OSError:
+            wants_mtime = -1
+        mtimes = (mtime, wants_mtime)
+        if mtimes != self._listed_mtimes or now - self._listed_at > RELIST_AFTER_S:
+            self._listed_mtimes, self._listed_at = mtimes, now
             try:
                 with os.scandir(self._dir) as entries:
-                    self._peers = [e.path for e in entries if e.path != self._path]
+                    paths = [e.path for e in entries if e.path != self._path]
             except OSError:
-                self._peers = []
+                paths = []
+            self._peers = [(p, read_wants(self._wants_path(p))) for p in paths]
         return self._peers
 
     def _forget(self, peer: str) -> None:
-        with contextlib.suppress(ValueError):
-            self._peers.remove(peer)
+        self._peers = [entry for entry in self._peers if entry[0] != peer]
         with contextlib.suppress(OSError):
             os.unlink(peer)
+        with contextlib.suppress(OSError):
+            os.unlink(self._wants_path(peer))

@@ -11,6 +11,7 @@ would time out empty).
 from __future__ import annotations
 
 import asyncio
+import os
 import socket
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -20,7 +21,7 @@ import pytest
 
 from services.bus import OutRecord, Record, TopicSpec, open_bus
 from services.bus.embedded.bus import EmbeddedBus
-from services.bus.embedded.peers import decode_pids, encode_pids, wake_dir
+from services.bus.embedded.peers import decode_pids, encode_pids, read_wants, wake_dir, wants_dir
 from tests.support.eventually import eventually
 
 NO_POLL = "poll_interval_ms=600000"  # ten minutes: only a datagram wakes a consumer within a test
@@ -152,3 +153,88 @@ async def test_a_bus_that_cannot_bind_polls_and_a_closed_bus_leaves_no_socket(sh
     assert len(list(wake_dir(path).iterdir())) == 1
     await bus.close()
     assert list(wake_dir(path).iterdir()) == []
+
+
+async def wants_of(bus: EmbeddedBus) -> frozenset[int] | None:
+    """What the other buses read from ``bus``'s file of partitions."""
+    return read_wants(wants_dir(bus.path) / Path(bus._shared.peers._path).name)
+
+
+async def test_a_commit_is_announced_only_to_the_buses_that_read_what_it_touched(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    writer, reader = two_buses
+    await writer.ensure_topics([TopicSpec("requests", 1)])
+    read = await waiting_read(reader, "objects")
+    assert await wants_of(reader) == {await reader._shared.pid("objects", 0)}
+    producer = await writer.producer()
+    await producer.send([OutRecord("requests", b"k", b"nobody there reads it")])
+    assert writer._shared.peers.sent == 0  # the reader reads objects only: not told
+    await producer.send([OutRecord("objects", b"k", b"v")])
+    assert [r.value for r in await read] == [b"v"]
+    assert (writer._shared.peers.sent, reader._shared.peers.received) == (1, 1)
+
+
+async def test_a_partition_read_later_is_announced_once_its_file_says_so(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    writer, reader = two_buses
+    await writer.ensure_topics([TopicSpec("requests", 1)])
+    await reader.consumer("objects")
+    producer = await writer.producer()
+    await producer.send([OutRecord("requests", b"k", b"before")])
+    assert writer._shared.peers.sent == 0
+    listed = os.stat(wants_dir(reader.path)).st_mtime_ns
+    consumer = await reader.consumer("requests")  # its file changes, and the writer is told to list again
+    os.utime(wants_dir(reader.path), ns=(listed, listed))  # as if in the clock tick the writer listed it in
+    assert [r.value for r in await consumer.getmany(timeout_ms=60_000)] == [b"before"]
+    read = asyncio.create_task(consumer.getmany(timeout_ms=60_000))
+    key = reader._shared.partition_key(await reader._shared.pid("requests", 0))
+    await eventually(lambda: key in reader._shared.notifier._events, what="the read to wait")
+    await producer.send([OutRecord("requests", b"k", b"after")])
+    assert [r.value for r in await asyncio.wait_for(read, 10)] == [b"after"]
+    assert writer._shared.peers.sent == 1
+
+
+@pytest.mark.parametrize("content", [None, b"\x01\x02\x03"], ids=["missing", "malformed"])
+async def test_a_bus_whose_file_cannot_be_read_is_told_of_every_commit(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus], content: bytes | None
+) -> None:
+    writer, reader = two_buses
+    await writer.ensure_topics([TopicSpec("requests", 1)])
+    read = await waiting_read(reader, "objects")
+    mine = wants_dir(reader.path) / Path(reader._shared.peers._path).name
+    if content is None:
+        mine.unlink()
+    else:
+        mine.write_bytes(content)
+    producer = await writer.producer()
+    await producer.send([OutRecord("requests", b"k", b"v")])
+    assert writer._shared.peers.sent == 1
+    assert not read.done()
+    read.cancel()
+
+
+async def test_a_closed_bus_leaves_no_file_of_partitions(short_dir: Path) -> None:
+    path = short_dir / "bus.db"
+    bus = await start(f"sqlite://{path}")
+    await bus.ensure_topics([TopicSpec("objects", 1)])
+    await bus.consumer("objects")
+    assert len(list(wants_dir(path).iterdir())) == 1
+    await bus.close()
+    assert list(wants_dir(path).iterdir()) == []
+
+
+async def test_a_dead_bus_socket_is_removed_with_its_file_of_partitions(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    writer, _ = two_buses
+    dead = wake_dir(writer.path) / "1-deadbeef"
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as sock:
+        sock.bind(str(dead))
+    wants_dir(writer.path).mkdir(exist_ok=True)
+    its_file = wants_dir(writer.path) / dead.name
+    its_file.write_bytes(encode_pids([await writer._shared.pid("objects", 0)]))
+    producer = await writer.producer()
+    await producer.send([OutRecord("objects", b"k", b"v")])
+    assert not dead.exists() and not its_file.exists()
