@@ -54,7 +54,10 @@ Figures: pods/s (average over the measured phase, and percentiles of 1-s
 buckets of binding times, as scheduler_perf's throughput collector samples
 them), create→bound latency p50/p90/p99 (log timestamps of the pod's create
 and binding records), scheduling attempts per pod (decision records), and
-CPU-seconds per measured pod of each process. In steady state also the
+CPU-seconds per measured pod of each process, and the committer's batches
+in the window per pod with the requests appended in it per batch (its role
+writes its batch count to a file every 50 ms; not with ``--scheduler
+kube|both``, where the committer is an apiserver's). In steady state also the
 objects records committed per bound pod and create→bound taken apart hop by
 hop (``Steps``: each write's request and commit append times, from the pod's
 create to its binding, and from the bound pod it replaced to its create
@@ -317,14 +320,29 @@ def allocation(node_name: str, device: str) -> dict[str, Any]:
 # -- the committer role ----------------------------------------------------------------------
 
 
-async def run_committer(url: str) -> None:
-    async with LogHarness.running(url):
+BATCH_COUNT_INTERVAL = 0.05  # how often the committer role writes its batch count (s)
+
+
+def write_whole(path: Path, text: str) -> None:
+    """Replace ``path``'s content at once (a reader never sees half of it)."""
+    staging = path.with_name(path.name + ".new")
+    staging.write_text(text)
+    staging.replace(path)
+
+
+async def run_committer(url: str, batch_count: str | None = None) -> None:
+    """The log's committer; with ``batch_count``, a file that holds how many batches it has committed."""
+    async with LogHarness.running(url) as harness:
         print("committer ready", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        await stop.wait()
+        while not stop.is_set():
+            if batch_count is not None:
+                write_whole(Path(batch_count), str(harness.committer.batches))
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), BATCH_COUNT_INTERVAL)
 
 
 async def run_controller_manager(url: str) -> None:
@@ -688,6 +706,8 @@ class Result:
     threshold: str = ""  # kube-scheduler's CI threshold for the workload (scheduler_perf workloads)
     hops_ms: dict[str, dict[str, float]] = field(default_factory=dict)  # steady state: create→bound, hop by hop
     writes_per_pod: float = math.nan  # steady state: objects records committed in the window per bound pod
+    committer_batches_per_pod: float = math.nan  # the committer's batches in the window per bound pod
+    requests_per_batch: float = math.nan  # requests appended in the window per committer batch in it
     scheduler: str = "draplane"  # which scheduler bound the pods, with its settings
 
 
@@ -719,6 +739,7 @@ class Bench:
     scheduler: str = "draplane"  # or "kube": unmodified kube-scheduler through a draplane apiserver
     procs: dict[str, Process] = field(default_factory=dict)
     replaces: dict[str, str] = field(default_factory=dict)  # steady state: new pod -> the bound pod it replaced
+    batch_counts: list[float] = field(default_factory=list)  # the committer's batches at each `window_edge`
 
     @property
     def through_apiserver(self) -> bool:
@@ -731,7 +752,9 @@ class Bench:
             server, token, ca_file = await self.start_apiserver()
         else:
             self.procs["committer"] = await Process.start(
-                "committer", [*me, "--role", "committer", "--bus", self.url], "committer ready"
+                "committer",
+                [*me, "--role", "committer", "--bus", self.url, "--batch-count", self.batch_count_file],
+                "committer ready",
             )
         if self.scheduler == "kube":
             await self.start_kube_scheduler(server, token, ca_file)
@@ -798,9 +821,19 @@ class Bench:
             # A profiled scheduler renders its profile on the way out: give it time.
             await proc.stop(timeout=600.0 if self.args.profile and proc.name == "scheduler" else 30.0)
 
-    def cpu(self) -> dict[str, float]:
+    @property
+    def batch_count_file(self) -> str:
+        return str(Path(self.workdir) / f"committer-batches-{self.workload.name}")
+
+    def window_edge(self) -> dict[str, float]:
+        """At the measured window's start or end: each process's CPU seconds (returned) and the
+        committer's batch count (kept in ``batch_counts``; NaN when the committer is an apiserver's)."""
         out = {name: proc.cpu_seconds() for name, proc in self.procs.items()}
         out["load generator"] = self_cpu_seconds()
+        try:
+            self.batch_counts.append(float(Path(self.batch_count_file).read_text()))
+        except (OSError, ValueError):
+            self.batch_counts.append(math.nan)
         return out
 
     async def run(self) -> Result:
@@ -846,8 +879,11 @@ class Bench:
             # Decision records are draplane's scheduler's; kube-scheduler's attempts are not counted.
             attempts = await self.attempts(bus, measured) if self.scheduler == "draplane" else {}
             breakdown = {}
+            batches = self.batch_counts[-1] - self.batch_counts[-2]
+            requests = await request_times(bus) if w.steady or not math.isnan(batches) else {}
             if w.steady:
-                breakdown = steps.hops(measured, await request_times(bus), observer.bound_ms, self.replaces)
+                breakdown = steps.hops(measured, requests, observer.bound_ms, self.replaces)
+            in_window = sum(1 for t in requests.values() if started_ms <= t <= ended_ms)
         finally:
             await client.close()
             await informer.stop()
@@ -877,6 +913,8 @@ class Bench:
             threshold=threshold_text(w),
             hops_ms={name: {"p50": percentile(v, 50), "p99": percentile(v, 99)} for name, v in breakdown.items()},
             writes_per_pod=steps.writes_in(started_ms, ended_ms) / n if n and w.steady else math.nan,
+            committer_batches_per_pod=batches / n if n else math.nan,
+            requests_per_batch=in_window / batches if batches > 0 else math.nan,
             scheduler=self.scheduler_label(),
         )
 
@@ -947,12 +985,12 @@ class Bench:
         await self.wait_bound(observer, [f"init/{n}" for n in init], timeout=self.args.timeout)
         names = [f"test-{i:05d}" for i in range(w.measure_pods)]
         keys = [f"test/{n}" for n in names]
-        cpu0 = self.cpu()
+        cpu0 = self.window_edge()
         started_ms = int(time.time() * 1000)
         creating = asyncio.create_task(loader.create_pods("test", names))
         await self.wait_bound(observer, keys, timeout=self.args.timeout)
         await creating
-        cpu1 = self.cpu()
+        cpu1 = self.window_edge()
         ended_ms = max(observer.bound_ms[k] for k in keys)
         first_created = min(observer.created_ms[k] for k in keys)
         return keys, min(started_ms, first_created), ended_ms, cpu0, cpu1
@@ -992,7 +1030,7 @@ class Bench:
             task.add_done_callback(replacing.discard)
 
         observer.on_bound = on_bound
-        cpu0 = self.cpu()
+        cpu0 = self.window_edge()
         started_ms = int(time.time() * 1000)
         first = [next_name() for _ in range(STEADY_PENDING)]
         measured += [f"test/{n}" for n in first]
@@ -1000,7 +1038,7 @@ class Bench:
         await asyncio.sleep(w.duration)
         stopping = True
         ended_ms = int(time.time() * 1000)
-        cpu1 = self.cpu()
+        cpu1 = self.window_edge()
         observer.on_bound = None
         while replacing:
             await asyncio.gather(*list(replacing), return_exceptions=True)
@@ -1051,6 +1089,11 @@ def report(result: Result) -> str:
         f"  attempts per pod   {attempts_text(result)}",
         f"  CPU per pod        {cpu}",
     ]
+    if not math.isnan(result.committer_batches_per_pod):
+        lines.append(
+            f"  committer batches  {result.committer_batches_per_pod:.2f} per pod, "
+            f"{result.requests_per_batch:.1f} requests per batch (requests appended in the window / batches)"
+        )
     if result.threshold:
         lines.insert(4, f"  CI threshold       {result.threshold}")
     if result.hops_ms:
@@ -1089,6 +1132,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p.add_argument(
         "--role", choices=["bench", "committer", "controller-manager"], default="bench", help=argparse.SUPPRESS
     )
+    p.add_argument("--batch-count", help=argparse.SUPPRESS)  # the committer role: where it writes its batch count
     p.add_argument("--bus", help="a bus URL (kafka://…?prefix=… or sqlite:///…); default: a fresh log per workload")
     p.add_argument("--backend", choices=["embedded", "kafka"], default="embedded", help="where fresh logs live")
     p.add_argument("--kafka", help="Kafka bootstrap servers for --backend kafka (default: $KAFKA_BOOTSTRAP_SERVERS)")
@@ -1166,7 +1210,7 @@ def settle_versions(p: argparse.ArgumentParser, args: argparse.Namespace) -> Non
 
 async def main_async(args: argparse.Namespace) -> int:
     if args.role == "committer":
-        await run_committer(args.bus)
+        await run_committer(args.bus, args.batch_count)
         return 0
     if args.role == "controller-manager":
         await run_controller_manager(args.bus)

@@ -47,6 +47,10 @@ def test_the_end_to_end_benchmark_binds_every_templated_pod_on_its_first_attempt
     assert figures["measured_pods"] == 30 and figures["devices"] == 100
     assert figures["attempts_histogram"] == {"1": 30} and figures["attempts_per_pod"] == 1.0
     assert figures["pods_per_s"] > 0 and set(figures["cpu_s_per_pod"]) == {"committer", "scheduler", "load generator"}
+    # The committer's batches in the window: at least one, at most one per request (each pod sends a few:
+    # pod, claim, its status, finalizer, allocation, binding).
+    assert 0 < figures["committer_batches_per_pod"] and 1 <= figures["requests_per_batch"]
+    assert 4 <= figures["committer_batches_per_pod"] * figures["requests_per_batch"] <= 8
 
 
 def test_the_scheduling_cycle_benchmark_reuses_verdicts() -> None:
@@ -73,3 +77,4 @@ def test_the_steady_state_benchmark_breaks_create_to_bound_into_hops(bus_url: Bu
     assert all(v["p50"] >= 0 for v in figures["hops_ms"].values())
     # Per pod: its six writes to bound, then its delete and its claim's release, unfinalize and delete.
     assert 8 <= figures["writes_per_pod"] <= 12
+    assert 8 <= figures["committer_batches_per_pod"] * figures["requests_per_batch"] <= 12  # its requests
