@@ -11,8 +11,9 @@ of those partitions at once.
 A commit is announced only to the buses that read one of the partitions it
 touched. Each bus writes the ids of the partitions it has consumers of to a
 file named as its socket in ``<file>.wants/`` (replaced whole, by rename, when
-a new one is added), and a sender skips a peer whose file names none of them;
-a peer without a readable file gets every datagram. Without it a request
+a new one is added, telling the other buses to list them again), and a
+sender skips a peer whose file names none of them; a peer without a readable
+file gets every datagram. Without it a request
 appended by a component woke every process on the file, though only the
 committer reads requests (docs/decisions/latency.md, "Eleventh pass").
 
@@ -61,24 +62,27 @@ def encode_pids(pids: Iterable[int]) -> bytes:
     return array.array("I", sorted(set(pids))).tobytes()
 
 
-def decode_pids(data: bytes) -> list[int]:
-    """The partition ids of a datagram; a malformed one (not whole ids) wakes nothing."""
+def parse_pids(data: bytes) -> list[int] | None:
+    """The partition ids ``data`` holds (`encode_pids`); None when it is not whole ids."""
     if len(data) % 4:
-        return []
+        return None
     ids = array.array("I")
     ids.frombytes(data)
     return list(ids)
 
 
+def decode_pids(data: bytes) -> list[int]:
+    """The partition ids of a datagram; a malformed one (not whole ids) wakes nothing."""
+    return parse_pids(data) or []
+
+
 def read_wants(path: Path) -> frozenset[int] | None:
     """The partitions a peer reads, from its file; None (send it everything) when missing or malformed."""
     try:
-        data = path.read_bytes()
+        ids = parse_pids(path.read_bytes())
     except OSError:
         return None
-    if len(data) % 4:
-        return None
-    return frozenset(decode_pids(data))
+    return None if ids is None else frozenset(ids)
 
 
 class Peers:
@@ -93,7 +97,7 @@ class Peers:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._wants: set[int] = set()  # the partitions this bus has consumers of
         self._peers: list[tuple[str, frozenset[int] | None]] = []  # socket, the partitions it reads (None: all)
-        self._listed_mtimes = (-1, -1)
+        self._listed_mtime = -1
         self._listed_at = float("-inf")
         self.sent = 0
         self.received = 0
@@ -141,10 +145,11 @@ class Peers:
         """This bus reads partition ``pid`` from now on: commits to it are announced to it.
 
         Called before the consumer's first read. The other buses are told to
-        list the directories again (a `RELIST` datagram: a directory's mtime
-        may not move for two changes in one clock tick); one that commits
-        before it has, or loses that datagram, misses this bus until it lists
-        them anyway (a second later at most): the poll covers that.
+        list the directories again (a `RELIST` datagram: only a new socket
+        moves the wake directory's mtime, which is what makes them list it);
+        one that commits before it has, or loses that datagram, misses this
+        bus until it lists them anyway (a second later at most): the poll
+        covers that.
         """
         if pid in self._wants:
             return
@@ -222,13 +227,8 @@ class Peers:
             mtime = os.stat(self._dir).st_mtime_ns
         except OSError:
             return []
-        try:
-            wants_mtime = os.stat(self._wants_dir).st_mtime_ns
-        except OSError:
-            wants_mtime = -1
-        mtimes = (mtime, wants_mtime)
-        if mtimes != self._listed_mtimes or now - self._listed_at > RELIST_AFTER_S:
-            self._listed_mtimes, self._listed_at = mtimes, now
+        if mtime != self._listed_mtime or now - self._listed_at > RELIST_AFTER_S:
+            self._listed_mtime, self._listed_at = mtime, now
             try:
                 with os.scandir(self._dir) as entries:
                     paths = [e.path for e in entries if e.path != self._path]

@@ -11,7 +11,6 @@ would time out empty).
 from __future__ import annotations
 
 import asyncio
-import os
 import socket
 import tempfile
 from collections.abc import AsyncIterator, Iterator
@@ -158,9 +157,9 @@ async def test_a_bus_that_cannot_bind_polls_and_a_closed_bus_leaves_no_socket(sh
     assert list(wake_dir(path).iterdir()) == []
 
 
-async def wants_of(bus: EmbeddedBus) -> frozenset[int] | None:
-    """What the other buses read from ``bus``'s file of partitions."""
-    return read_wants(wants_dir(bus.path) / Path(bus._shared.peers._path).name)
+def wants_file(bus: EmbeddedBus) -> Path:
+    """``bus``'s file of the partitions it reads (named as its socket)."""
+    return wants_dir(bus.path) / Path(bus._shared.peers._path).name
 
 
 async def test_a_commit_is_announced_only_to_the_buses_that_read_what_it_touched(
@@ -169,7 +168,7 @@ async def test_a_commit_is_announced_only_to_the_buses_that_read_what_it_touched
     writer, reader = two_buses
     await writer.ensure_topics([TopicSpec("requests", 1)])
     read = await waiting_read(reader, "objects")
-    assert await wants_of(reader) == {await reader._shared.pid("objects", 0)}
+    assert read_wants(wants_file(reader)) == {await reader._shared.pid("objects", 0)}
     producer = await writer.producer()
     await producer.send([OutRecord("requests", b"k", b"nobody there reads it")])
     assert writer._shared.peers.sent == 0  # the reader reads objects only: not told
@@ -187,9 +186,7 @@ async def test_a_partition_read_later_is_announced_once_its_file_says_so(
     producer = await writer.producer()
     await producer.send([OutRecord("requests", b"k", b"before")])
     assert writer._shared.peers.sent == 0
-    listed = os.stat(wants_dir(reader.path)).st_mtime_ns
     consumer = await reader.consumer("requests")  # its file changes, and the writer is told to list again
-    os.utime(wants_dir(reader.path), ns=(listed, listed))  # as if in the clock tick the writer listed it in
     assert [r.value for r in await consumer.getmany(timeout_ms=60_000)] == [b"before"]
     read = asyncio.create_task(consumer.getmany(timeout_ms=60_000))
     key = reader._shared.partition_key(await reader._shared.pid("requests", 0))
@@ -206,7 +203,7 @@ async def test_a_bus_whose_file_cannot_be_read_is_told_of_every_commit(
     writer, reader = two_buses
     await writer.ensure_topics([TopicSpec("requests", 1)])
     read = await waiting_read(reader, "objects")
-    mine = wants_dir(reader.path) / Path(reader._shared.peers._path).name
+    mine = wants_file(reader)
     if content is None:
         mine.unlink()
     else:
@@ -226,3 +223,21 @@ async def test_a_closed_bus_leaves_no_file_of_partitions(short_dir: Path) -> Non
     assert len(list(wants_dir(path).iterdir())) == 1
     await bus.close()
     assert list(wants_dir(path).iterdir()) == []
+
+
+async def test_a_request_appended_wakes_the_group_member_reading_requests_in_another_bus(
+    two_buses: tuple[EmbeddedBus, EmbeddedBus],
+) -> None:
+    """The committer's path: it reads requests as a group member, and only a datagram wakes it here."""
+    writer, reader = two_buses
+    await writer.ensure_topics([TopicSpec("requests", 1)])
+    member = await reader.join_group("committer", "requests", member_id="committer")
+    await asyncio.wait_for(member.leader.wait(), 10)
+    assert read_wants(wants_file(reader)) == {await reader._shared.pid("requests", 0)}
+    read = asyncio.create_task(member.consumer.getmany(timeout_ms=60_000))
+    key = reader._shared.partition_key(await reader._shared.pid("requests", 0))
+    await eventually(lambda: key in reader._shared.notifier._events, what="the read to wait")
+    producer = await writer.producer()
+    await producer.send([OutRecord("requests", b"k", b"a request")])
+    assert [r.value for r in await asyncio.wait_for(read, 10)] == [b"a request"]
+    assert writer._shared.peers.sent == 1
