@@ -105,6 +105,7 @@ from services.bus.urls import parse_bus_url, with_query  # noqa: E402
 from services.kube.generated_names import generate_name  # noqa: E402
 from services.kube.resourceclaim import FINALIZER, generate_name_prefix  # noqa: E402
 from services.runtime import gc_pause  # noqa: E402
+from services.runtime.atomic_files import write_atomically  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
 from services.scheduler.decisions import read_decisions  # noqa: E402
@@ -323,11 +324,8 @@ def allocation(node_name: str, device: str) -> dict[str, Any]:
 BATCH_COUNT_INTERVAL = 0.05  # how often the committer role writes its batch count (s)
 
 
-def write_whole(path: Path, text: str) -> None:
-    """Replace ``path``'s content at once (a reader never sees half of it)."""
-    staging = path.with_name(path.name + ".new")
-    staging.write_text(text)
-    staging.replace(path)
+def no_fsync(_fd: int) -> None:
+    """The batch count is read while the committer runs and never after a crash: no fsync."""
 
 
 async def run_committer(url: str, batch_count: str | None = None) -> None:
@@ -340,7 +338,7 @@ async def run_committer(url: str, batch_count: str | None = None) -> None:
             loop.add_signal_handler(sig, stop.set)
         while not stop.is_set():
             if batch_count is not None:
-                write_whole(Path(batch_count), str(harness.committer.batches))
+                write_atomically(Path(batch_count), str(harness.committer.batches).encode(), fsync=no_fsync)
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(stop.wait(), BATCH_COUNT_INTERVAL)
 
@@ -739,7 +737,7 @@ class Bench:
     scheduler: str = "draplane"  # or "kube": unmodified kube-scheduler through a draplane apiserver
     procs: dict[str, Process] = field(default_factory=dict)
     replaces: dict[str, str] = field(default_factory=dict)  # steady state: new pod -> the bound pod it replaced
-    batch_counts: list[float] = field(default_factory=list)  # the committer's batches at each `window_edge`
+    batch_counts: tuple[float, float] = (math.nan, math.nan)  # the committer's batches at the last two window edges
 
     @property
     def through_apiserver(self) -> bool:
@@ -831,9 +829,10 @@ class Bench:
         out = {name: proc.cpu_seconds() for name, proc in self.procs.items()}
         out["load generator"] = self_cpu_seconds()
         try:
-            self.batch_counts.append(float(Path(self.batch_count_file).read_text()))
+            count = float(Path(self.batch_count_file).read_text())
         except (OSError, ValueError):
-            self.batch_counts.append(math.nan)
+            count = math.nan
+        self.batch_counts = (self.batch_counts[1], count)
         return out
 
     async def run(self) -> Result:
@@ -879,7 +878,7 @@ class Bench:
             # Decision records are draplane's scheduler's; kube-scheduler's attempts are not counted.
             attempts = await self.attempts(bus, measured) if self.scheduler == "draplane" else {}
             breakdown = {}
-            batches = self.batch_counts[-1] - self.batch_counts[-2]
+            batches = self.batch_counts[1] - self.batch_counts[0]
             requests = await request_times(bus) if w.steady or not math.isnan(batches) else {}
             if w.steady:
                 breakdown = steps.hops(measured, requests, observer.bound_ms, self.replaces)
