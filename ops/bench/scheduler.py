@@ -56,7 +56,8 @@ them), create→bound latency p50/p90/p99 (log timestamps of the pod's create
 and binding records), scheduling attempts per pod (decision records), and
 CPU-seconds per measured pod of each process, and the committer's batches
 in the window per pod with the requests appended in it per batch (its role
-writes its batch count to a file every 50 ms; not with ``--scheduler
+writes its batch count to a file when the bench sends it SIGUSR1 at the
+window's edges; not with ``--scheduler
 kube|both``, where the committer is an apiserver's). In steady state also the
 objects records committed per bound pod and create→bound taken apart hop by
 hop (``Steps``: each write's request and commit append times, from the pod's
@@ -321,7 +322,7 @@ def allocation(node_name: str, device: str) -> dict[str, Any]:
 # -- the committer role ----------------------------------------------------------------------
 
 
-BATCH_COUNT_INTERVAL = 0.05  # how often the committer role writes its batch count (s)
+BATCH_COUNT_WAIT = 2.0  # how long the bench waits for the committer role to write its batch count (s)
 
 
 def no_fsync(_fd: int) -> None:
@@ -329,18 +330,35 @@ def no_fsync(_fd: int) -> None:
 
 
 async def run_committer(url: str, batch_count: str | None = None) -> None:
-    """The log's committer; with ``batch_count``, a file that holds how many batches it has committed."""
+    """The log's committer; with ``batch_count``, the file it writes its committed batches to on SIGUSR1.
+
+    Asked for, not written on a timer: the count is only read at the measured
+    window's two edges, and a timer's writes would be work inside the process
+    being measured.
+    """
     async with LogHarness.running(url) as harness:
-        print("committer ready", flush=True)
         stop = asyncio.Event()
         loop = asyncio.get_running_loop()
         for sig in (signal.SIGINT, signal.SIGTERM):
             loop.add_signal_handler(sig, stop.set)
-        while not stop.is_set():
-            if batch_count is not None:
-                write_atomically(Path(batch_count), str(harness.committer.batches).encode(), fsync=no_fsync)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), BATCH_COUNT_INTERVAL)
+        if batch_count is not None:
+            path = Path(batch_count)
+            loop.add_signal_handler(
+                signal.SIGUSR1,
+                lambda: write_atomically(path, str(harness.committer.batches).encode(), fsync=no_fsync),
+            )
+        print("committer ready", flush=True)
+        await stop.wait()
+
+
+def take_count(path: Path) -> float | None:
+    """The count the committer role wrote to ``path``, removing the file; None while there is none."""
+    try:
+        count = float(path.read_text())
+    except (OSError, ValueError):
+        return None
+    path.unlink(missing_ok=True)
+    return count
 
 
 async def run_controller_manager(url: str) -> None:
@@ -823,17 +841,29 @@ class Bench:
     def batch_count_file(self) -> str:
         return str(Path(self.workdir) / f"committer-batches-{self.workload.name}")
 
-    def window_edge(self) -> dict[str, float]:
+    async def window_edge(self) -> dict[str, float]:
         """At the measured window's start or end: each process's CPU seconds (returned) and the
         committer's batch count (kept in ``batch_counts``; NaN when the committer is an apiserver's)."""
         out = {name: proc.cpu_seconds() for name, proc in self.procs.items()}
         out["load generator"] = self_cpu_seconds()
-        try:
-            count = float(Path(self.batch_count_file).read_text())
-        except (OSError, ValueError):
-            count = math.nan
-        self.batch_counts = (self.batch_counts[1], count)
+        self.batch_counts = (self.batch_counts[1], await self.committer_batches())
         return out
+
+    async def committer_batches(self) -> float:
+        """The committer role's batches so far: it writes them to a file when sent SIGUSR1."""
+        committer = self.procs.get("committer")
+        if committer is None or committer.proc.returncode is not None:
+            return math.nan
+        path = Path(self.batch_count_file)
+        take_count(path)  # a stale count must not answer this request
+        committer.proc.send_signal(signal.SIGUSR1)
+        deadline = time.monotonic() + BATCH_COUNT_WAIT
+        while time.monotonic() < deadline:
+            count = take_count(path)
+            if count is not None:
+                return count
+            await asyncio.sleep(0.001)
+        return math.nan
 
     async def run(self) -> Result:
         try:
@@ -984,12 +1014,12 @@ class Bench:
         await self.wait_bound(observer, [f"init/{n}" for n in init], timeout=self.args.timeout)
         names = [f"test-{i:05d}" for i in range(w.measure_pods)]
         keys = [f"test/{n}" for n in names]
-        cpu0 = self.window_edge()
+        cpu0 = await self.window_edge()
         started_ms = int(time.time() * 1000)
         creating = asyncio.create_task(loader.create_pods("test", names))
         await self.wait_bound(observer, keys, timeout=self.args.timeout)
         await creating
-        cpu1 = self.window_edge()
+        cpu1 = await self.window_edge()
         ended_ms = max(observer.bound_ms[k] for k in keys)
         first_created = min(observer.created_ms[k] for k in keys)
         return keys, min(started_ms, first_created), ended_ms, cpu0, cpu1
@@ -1029,7 +1059,7 @@ class Bench:
             task.add_done_callback(replacing.discard)
 
         observer.on_bound = on_bound
-        cpu0 = self.window_edge()
+        cpu0 = await self.window_edge()
         started_ms = int(time.time() * 1000)
         first = [next_name() for _ in range(STEADY_PENDING)]
         measured += [f"test/{n}" for n in first]
@@ -1037,7 +1067,7 @@ class Bench:
         await asyncio.sleep(w.duration)
         stopping = True
         ended_ms = int(time.time() * 1000)
-        cpu1 = self.window_edge()
+        cpu1 = await self.window_edge()
         observer.on_bound = None
         while replacing:
             await asyncio.gather(*list(replacing), return_exceptions=True)
