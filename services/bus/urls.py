@@ -71,6 +71,7 @@ SQLITE_OPTIONS: Mapping[str, type] = {
     "checkpoint_interval_ms": int,
     "checkpoint_frames": int,
     "busy_timeout_ms": int,
+    "writes_on_loop": int,
 }
 
 _NAME = re.compile(r"^[A-Za-z0-9._-]*$")

@@ -315,7 +315,7 @@ class Committer:
 
             try:
                 # On the embedded log the records, the replies and the commit are one write transaction
-                # (`replies` runs on its writer's thread). On Kafka the records go now and the replies once
+                # (`replies` runs inside it). On Kafka the records go now and the replies once
                 # the offsets are in: there the broker checks a transaction's offset commit and its first
                 # write to each partition with the coordinator (KIP-890), and of two such checks of one
                 # transaction waiting at once it refuses one, retried 20 ms later; the replies' is never

@@ -2,10 +2,12 @@
 
 Every plain `send` used to be a SQLite write transaction of its own, and those
 are serialised: a hundred clients sending one request each meant a hundred
-transactions one after another. Sends now queue here; while one write
-transaction is running, the sends that arrive wait, and the next transaction
-appends all of them — one ``BEGIN IMMEDIATE`` … ``COMMIT``, one hop to the
-writer's thread and one append (a few statements) for the lot. Each send keeps
+transactions one after another. Sends now queue here until the next turn of
+the event loop (and, while a write waits for the file's lock on the writer's
+thread, until it is done); then one transaction appends all of them — one
+``BEGIN IMMEDIATE`` … ``COMMIT`` and one append (a few statements) for the
+lot, on the event loop's thread or with one hop to the writer's
+(`Database.write_sync`). Each send keeps
 its own outcome (should the combined append be refused, the sends are appended
 again one by one, each under a savepoint), its records stay together and in
 order, and sends are appended in the order they were made. A lone send goes
@@ -81,9 +83,9 @@ def _append_group(
 ) -> list[list[int] | BusError]:
     """Append the sends as one append (a handful of statements), or, should that be refused, one by one.
 
-    One append for the whole group keeps the statements — and with them the
-    writer thread's waits for the GIL while it holds the write lock (see
-    `log.insert_rows`) — independent of the number of sends. Each send's
+    One append for the whole group keeps the statements — and with them, on
+    the writer's thread, its waits for the GIL while it holds the write lock
+    (see `log.insert_rows`) — independent of the number of sends. Each send's
     records stay together and in order within each partition, sends in order.
     """
     if len(sends) > 1:

@@ -43,6 +43,7 @@ class EmbeddedBus:
                 target.path,
                 busy_timeout_ms=self.settings.busy_timeout_ms,
                 autocheckpoint_frames=commit_checkpoint_frames(self.settings),
+                writes_on_loop=bool(self.settings.writes_on_loop),
             ),
             notifier=Notifier(),
             prefix=target.prefix,

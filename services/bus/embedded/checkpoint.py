@@ -3,7 +3,7 @@
 Left to itself, SQLite checkpoints a WAL file inside the commit that takes it
 past 1,000 pages (16 MB at this log's page size): that ``COMMIT`` copies the
 WAL into the database file and syncs both before it returns, 10 to 15 ms on a
-virtual disk, on the writer's thread, before the commit's datagram goes out
+virtual disk, before the commit's datagram goes out
 (`services.bus.embedded.peers`) and while the process's next write waits. It
 was most of the embedded log's commit → seen p99 (docs/decisions/latency.md,
 "Tenth pass").
@@ -22,7 +22,8 @@ with them, and SQLite only starts the WAL over once one has: with no commit
 checkpointing, bulk writes grew the WAL to 200 MB in 13 s; at 4,000 frames it
 stayed at 64 MB, and the committer's CPU per pod still rose ~10 %. The writer
 that stops to checkpoint lets it catch up, as before, so bulk writes keep
-SQLite's WAL and its costs; a steady workload checkpoints in the background
+SQLite's WAL and its costs (on the event loop's thread when that write ran
+there: `Database.write_sync`); a steady workload checkpoints in the background
 long before a commit would. With ``checkpoint_interval_ms=0`` commits
 checkpoint at ``checkpoint_frames``, as SQLite does.
 """

@@ -1,21 +1,24 @@
 """The SQLite file behind the embedded log: connections, write transactions, errors.
 
 Each `EmbeddedBus` holds three connections to the file. Two are used from a
-thread of their own (`Connection`): a writer, used only inside write
-transactions (``BEGIN IMMEDIATE`` … ``COMMIT``, serialised in this process by a
-lock and across processes by SQLite's write lock), and a reader for everything
-else (WAL readers never wait for the writer). The third serves consumers'
-reads on the event loop's own thread (`Database.read_now`), falling back to the
-reader when SQLite says busy. Every statement of the adapter goes
-through this module, so SQLite errors become `BusUnavailable` in one place
-and a cancelled coroutine never leaves a write transaction open.
+thread of their own (`Connection`): a writer, for write transactions
+(``BEGIN IMMEDIATE`` … ``COMMIT``, serialised in this process by a lock and
+across processes by SQLite's write lock) that have to wait for that lock, and a
+reader for reads that have to wait (WAL readers never wait for the writer).
+The third is used on the event loop's own thread: consumers' reads
+(`Database.read_now`) and, while SQLite's write lock is free, whole writes
+(`Database.write_sync`), each falling back to its thread when SQLite says
+busy. Every statement of the adapter goes through this module, so SQLite
+errors become `BusUnavailable` in one place and a cancelled coroutine never
+leaves a write transaction open.
 
 The hot paths — appending, a transaction's sends and commit, a consumer's
-read — are plain functions of a ``sqlite3.Connection`` run whole on the
-connection's thread (`Database.write_sync`, `Database.read_sync`): one hop
+read — are plain functions of a ``sqlite3.Connection`` run whole
+(`Database.write_sync`, `Database.read_now`): on a thread, that is one hop
 between the event loop and the thread per transaction, not one per statement.
 Each hop costs tens of microseconds, and on a busy process far more, since the
-thread must win the GIL back from the event loop to hand its result over.
+thread must win the GIL back from the event loop to hand its result over; so
+they run on the event loop's thread whenever they need not wait.
 """
 
 from __future__ import annotations
@@ -146,16 +149,25 @@ def _in_transaction_then(
 class Database:
     """One SQLite log file, opened by one bus."""
 
-    def __init__(self, path: Path, *, busy_timeout_ms: int = 10_000, autocheckpoint_frames: int = 1000) -> None:
+    def __init__(
+        self,
+        path: Path,
+        *,
+        busy_timeout_ms: int = 10_000,
+        autocheckpoint_frames: int = 1000,
+        writes_on_loop: bool = True,
+    ) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
         # The WAL's length at which a commit checkpoints it itself (SQLite's 1000 by default;
         # an `EmbeddedBus` that checkpoints in the background sets it far higher: `checkpoint`).
         self.autocheckpoint_frames = autocheckpoint_frames
+        self.writes_on_loop = writes_on_loop  # see `_on_writer`
         self._writer: Connection | None = None
         self._reader: Connection | None = None
         self._here: sqlite3.Connection | None = None  # reads on the event loop's thread (see read_now)
         self._write_lock = asyncio.Lock()
+        self._queued_writes = 0  # writes holding or waiting for the write lock (the writer's thread)
         self.commits = 0  # write transactions this process committed (`checkpoint` watches it)
         self._wal_index_held = False
 
@@ -191,9 +203,10 @@ class Database:
                 )
             self._reader = await self._connect()
             here = sqlite3.connect(self.path, isolation_level=None)
-            here.execute("PRAGMA busy_timeout=0")  # never wait on the event loop: fall back to the reader
+            here.execute("PRAGMA busy_timeout=0")  # never wait on the event loop: fall back to the threads
             for pragma in CONNECTION_PRAGMAS:
                 here.execute(pragma)
+            here.execute(f"PRAGMA wal_autocheckpoint={int(self.autocheckpoint_frames)}")  # it writes too
             self._here = here
             wal_index.acquire(self.path)
             self._wal_index_held = True
@@ -241,20 +254,24 @@ class Database:
         conn = self._writer
         if conn is None:
             raise BusError("the embedded bus is not started")
-        async with self._write_lock:
-            try:
-                with translate_errors("write failed"):
-                    await conn.execute("BEGIN IMMEDIATE")
-                    yield conn
-            except BaseException:
-                await asyncio.shield(conn.run(_rollback))
-                raise
-            with translate_errors("commit failed"):
-                await asyncio.shield(conn.execute("COMMIT"))
-            self.commits += 1
+        self._queued_writes += 1
+        try:
+            async with self._write_lock:
+                try:
+                    with translate_errors("write failed"):
+                        await conn.execute("BEGIN IMMEDIATE")
+                        yield conn
+                except BaseException:
+                    await asyncio.shield(conn.run(_rollback))
+                    raise
+                with translate_errors("commit failed"):
+                    await asyncio.shield(conn.execute("COMMIT"))
+                self.commits += 1
+        finally:
+            self._queued_writes -= 1
 
     async def write_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """Run ``fn(sqlite3_connection, *args, **kwargs)`` as one write transaction, whole on the writer's thread.
+        """Run ``fn(sqlite3_connection, *args, **kwargs)`` as one write transaction, whole (see `_on_writer`).
 
         Commits when ``fn`` returns, rolls back when it raises. A caller
         cancelled meanwhile leaves the transaction to finish (or fail) alone.
@@ -262,24 +279,52 @@ class Database:
         return await self._on_writer(_in_transaction, fn, *args, **kwargs)
 
     async def write_sync_then(self, then: Callable[[T], None], fn: Callable[..., T], *args: Any) -> T:
-        """`write_sync`, and ``then(fn's result)`` on the writer's thread as soon as the write committed.
+        """`write_sync`, and ``then(fn's result)`` on the same thread as soon as the write committed.
 
         Why: what must follow a commit at once — telling the other processes
-        (`Peers.announce`) — then happens before the result's hop back to the
-        event loop, and off the event loop's thread.
+        (`Peers.announce`) — then happens before anything else, and when the
+        write ran on the writer's thread, before the result's hop back to the
+        event loop.
         """
         return await self._on_writer(_in_transaction_then, then, fn, *args)
 
     async def _on_writer(self, run: Callable[..., T], *args: Any, **kwargs: Any) -> T:
-        """``run(sqlite3_connection, *args, **kwargs)`` on the writer's thread, one write at a time."""
+        """``run(sqlite3_connection, *args, **kwargs)`` as one write, in this process one at a time.
+
+        On the event loop's own thread when nothing else of this process is
+        writing and SQLite's write lock is free at once (`writes_on_loop`);
+        otherwise, and whenever SQLite says busy there, on the writer's thread,
+        which waits for the lock. Why: a write is a few statements, far shorter
+        than the two hops to a thread and back, and each hop can wait a GIL
+        switch interval (5 ms) while the event loop computes. A write that
+        has to wait keeps its place: the event loop only writes while no
+        write of this process holds or waits for the lock, and a write refused
+        as busy there was rolled back (SQLite refuses at ``BEGIN IMMEDIATE``).
+        """
         conn = self._writer
         if conn is None:
             raise BusError("the embedded bus is not started")
-        async with self._write_lock:
-            with translate_errors("write failed"):
-                result = await conn.run(run, *args, **kwargs)
-            self.commits += 1
-            return result
+        here = self._here
+        if self.writes_on_loop and here is not None and not self._queued_writes:
+            try:
+                result = run(here, *args, **kwargs)
+            except sqlite3.OperationalError as exc:
+                if not _busy(exc) or here.in_transaction:
+                    raise BusUnavailable(f"embedded log: write failed: {exc}") from exc
+            except (sqlite3.DatabaseError, OSError) as exc:
+                raise BusUnavailable(f"embedded log: write failed: {exc}") from exc
+            else:
+                self.commits += 1
+                return result
+        self._queued_writes += 1
+        try:
+            async with self._write_lock:
+                with translate_errors("write failed"):
+                    result = await conn.run(run, *args, **kwargs)
+                self.commits += 1
+                return result
+        finally:
+            self._queued_writes -= 1
 
     async def read_now(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(sqlite3_connection, *args, **kwargs)`` on the event loop's own thread, or the reader's when busy.

@@ -120,7 +120,7 @@ def append(
     txn: int | None,
     now: int,
 ) -> Appended:
-    """Append ``records`` inside the caller's write transaction (on the writer's thread).
+    """Append ``records`` inside the caller's write transaction.
 
     ``pids`` maps each (topic, partition) of the records to its partition id.
     Records keep their order within each partition.
@@ -149,7 +149,8 @@ def append(
 def insert_rows(conn: sqlite3.Connection, params: list[object]) -> None:
     """Insert records (5 parameters each, flat) with a few multi-row INSERTs instead of one step per row.
 
-    Why: the writer runs on a thread of its own, and Python's sqlite3 lets go
+    Why: a write that waited for the file's lock runs on the writer's thread,
+    and Python's sqlite3 lets go
     of the GIL around every step of a statement (``executemany`` steps once per
     row). When the event loop's thread is busy — a scheduler running its
     cycles back to back — the writer then waits up to the GIL's switch

@@ -100,7 +100,7 @@ class EmbeddedTransaction:
     """One open transaction; its records and offsets commit together.
 
     Each `send` and the commit are one write transaction of the file each,
-    run whole on the writer's thread (see `services.bus.embedded.db`); the
+    run whole (`Database.write_sync`, see `services.bus.embedded.db`); the
     records of `send_with_commit` are appended by the commit's.
     """
 
@@ -184,7 +184,7 @@ class EmbeddedTransaction:
         assert producer._tid is not None and producer._epoch is not None
         rows = [(g, t, p, o) for (g, t, p), o in self._offsets.items()]
         try:
-            # The other processes are told on the writer's thread, right after the commit (see write_sync_then).
+            # The other processes are told right after the commit, on its thread (see write_sync_then).
             written = await self._shared.db.write_sync_then(
                 self._shared.peers.announce,
                 _commit,

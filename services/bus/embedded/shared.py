@@ -32,6 +32,7 @@ class Settings:
     checkpoint_interval_ms: int = 50  # how often the WAL's length is looked at; 0: commits checkpoint (`checkpoint`)
     checkpoint_frames: int = 250  # frames waiting to be copied that make a checkpoint due; commits: 4x (`checkpoint`)
     busy_timeout_ms: int = 10_000
+    writes_on_loop: int = 1  # 1: a write runs on the event loop's thread when the file's write lock is free (`db`)
 
     @classmethod
     def from_options(cls, options: Mapping[str, Option]) -> Settings:

@@ -11,7 +11,7 @@
   notices first, and its epoch bumped, so the late producer is fenced.
 
 The functions taking a ``sqlite3.Connection`` run inside the caller's write
-transaction, on the writer's thread (`Database.write_sync`).
+transaction (`Database.write_sync`).
 """
 
 from __future__ import annotations
