@@ -58,7 +58,7 @@ class Appender:
         while self._queue:
             group, self._queue = self._queue, []
             try:
-                results = await self._db.write_sync(_append_group, [(r, p) for r, p, _ in group], now_ms())
+                results = await self._db.write_sync(_append_group, [(r, p) for r, p, _ in group])
             except BaseException as exc:
                 for _, _, future in group:
                     if not future.done():
@@ -79,7 +79,7 @@ class Appender:
 
 
 def _append_group(
-    conn: sqlite3.Connection, sends: list[tuple[Sequence[OutRecord], Pids]], now: int
+    conn: sqlite3.Connection, sends: list[tuple[Sequence[OutRecord], Pids]]
 ) -> list[list[int] | BusError]:
     """Append the sends as one append (a handful of statements), or, should that be refused, one by one.
 
@@ -87,7 +87,10 @@ def _append_group(
     the writer's thread, its waits for the GIL while it holds the write lock
     (see `log.insert_rows`) — independent of the number of sends. Each send's
     records stay together and in order within each partition, sends in order.
+    Their append time is taken here, inside the write transaction (the lock
+    is held), as a broker stamps LogAppendTime on its append.
     """
+    now = now_ms()
     if len(sends) > 1:
         records = [record for send, _ in sends for record in send]
         pids: Pids = {}

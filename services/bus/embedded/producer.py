@@ -128,7 +128,6 @@ class EmbeddedTransaction:
                 self._txn,
                 records,
                 pids,
-                now_ms(),
                 self._shared.settings.transaction_timeout_ms,
             )
         except ProducerFenced as exc:
@@ -166,9 +165,9 @@ class EmbeddedTransaction:
         then_to: Sequence[tuple[str, int]],
         after: Awaitable[object] | None = None,
     ) -> None:
-        """Checked now; the commit's write transaction appends ``records``, calls ``then`` on the writer's
-        thread with their offsets and appends what it returns (``after``: the caller awaits it before
-        the commit, which is when these are written)."""
+        """Checked now; the commit's write transaction appends ``records``, calls ``then`` inside it with
+        their offsets and appends what it returns (``after``: the caller awaits it before the commit,
+        which is when these are written)."""
         self._producer._check_usable()
         self._with_commit_pids.update(await self._shared.check_records(records))
         compacted: set[tuple[str, int]] = set()
@@ -195,7 +194,6 @@ class EmbeddedTransaction:
                 self._staged,
                 self._with_commit,
                 self._with_commit_pids,
-                now_ms(),
             )
         except ProducerFenced as exc:
             producer._note(exc)
@@ -223,10 +221,10 @@ def _send(
     txn: int | None,
     records: Sequence[OutRecord],
     pids: dict[tuple[str, int], int],
-    now: int,
     timeout_ms: int,
 ) -> tuple[int, Appended]:
-    """One `Transaction.send`: check the epoch, open the transaction if needed, append."""
+    """One `Transaction.send`: check the epoch, open the transaction if needed, append (stamped now)."""
+    now = now_ms()
     txns.check_epoch(conn, tid, epoch)
     if txn is None:
         txn = txns.begin(conn, tid, epoch, now=now, timeout_ms=timeout_ms)
@@ -244,13 +242,13 @@ def _commit(
     staged: Sequence[_Staged],
     with_commit: Sequence[OutRecord],
     pids: dict[tuple[str, int], int],
-    now: int,
 ) -> set[int]:
     """Commit: check the epoch, make the records visible, append the `send_then` records and what their
     ``then`` makes of their offsets, then those sent with the commit, store the group offsets. Returns
-    the partition ids written."""
+    the partition ids written. Appended records are stamped with the time they are appended."""
     txns.check_epoch(conn, tid, epoch)
     written = txns.commit(conn, txn) if txn is not None else set()
+    now = now_ms()
     for send in staged:
         # Appended unmarked, like the records sent with the commit (below).
         appended = append(conn, send.records, pids=pids, txn=None, now=now)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
+import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from services.bus.embedded.appender import _append_group
+from services.bus.embedded.appender import Appender, _append_group
+from services.bus.embedded.db import Database
 from services.bus.embedded.log import INSERT_CHUNK, insert_rows
 from services.bus.embedded.schema import DDL, MAX_OFFSET, base
 from services.bus.port import BusError, OutRecord
@@ -55,7 +59,7 @@ def test_a_group_appends_every_send_in_order_with_its_records_together(conn: sql
         send((A, "3a"), (A, "3b")),
     ]
     conn.execute("BEGIN IMMEDIATE")
-    results = _append_group(conn, [(s, known) for s in sends], 1_000)
+    results = _append_group(conn, [(s, known) for s in sends])
     conn.execute("COMMIT")
     assert results == [[0, 0, 1], [1], [2, 3]]
     assert stored(conn, A) == [(0, b"1a"), (1, b"1c"), (2, b"3a"), (3, b"3b")]
@@ -68,7 +72,7 @@ def test_the_statements_of_a_group_do_not_grow_with_its_sends(conn: sqlite3.Conn
     sends = [(send((A, f"r{i}")), known) for i in range(300)]
     statements = counting(conn)
     conn.execute("BEGIN IMMEDIATE")
-    results = _append_group(conn, sends, 1_000)
+    results = _append_group(conn, sends)
     conn.execute("COMMIT")
     assert results == [[i] for i in range(300)]
     assert len(stored(conn, A)) == 300
@@ -80,7 +84,7 @@ def test_a_refused_send_does_not_undo_the_others(conn: sqlite3.Connection) -> No
     conn.execute("UPDATE partitions SET next_offset = ? WHERE id = ?", (MAX_OFFSET, known[B]))
     sends = [send((A, "ok-1")), send((B, "too-far")), send((A, "ok-2"))]
     conn.execute("BEGIN IMMEDIATE")
-    results = _append_group(conn, [(s, known) for s in sends], 1_000)
+    results = _append_group(conn, [(s, known) for s in sends])
     conn.execute("COMMIT")
     assert results[0] == [0] and results[2] == [1]
     assert isinstance(results[1], BusError) and "is full" in str(results[1])
@@ -96,3 +100,25 @@ def test_insert_rows_writes_exactly_the_rows_given(conn: sqlite3.Connection, row
     insert_rows(conn, params)
     got = conn.execute("SELECT pos, value FROM records ORDER BY pos").fetchall()
     assert got == [(i, f"v{i}".encode()) for i in range(rows)]
+
+
+async def test_records_are_stamped_when_appended_not_when_asked_for(tmp_path: Path) -> None:
+    """A send that waits for the file's write lock is stamped once it holds it, as a broker stamps
+    LogAppendTime on its append: the stamp is never earlier than the wait's end."""
+    db = Database(tmp_path / "bus.db")
+    await db.open()
+    other = sqlite3.connect(db.path, isolation_level=None)
+    try:
+        other.executemany("INSERT INTO partitions (topic, partition) VALUES (?, ?)", [A, B])
+        known = pids(other)
+        other.execute("BEGIN IMMEDIATE")  # another process writing
+        appending = asyncio.create_task(Appender(db, lambda _: None).append(send((A, "late")), known))
+        await asyncio.sleep(0.2)
+        released_ms = time.time_ns() // 1_000_000
+        other.execute("COMMIT")
+        assert await appending == [0]
+        (ts,) = other.execute("SELECT ts FROM records").fetchone()
+        assert ts >= released_ms
+    finally:
+        other.close()
+        await db.close()
