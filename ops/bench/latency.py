@@ -21,7 +21,13 @@ request's own record in ``requests`` has its append time):
   decision record), and the attempts per pod are counted.
 - ``commit → seen by another process``: every object record's append time to the
   moment this process's informer applied it (a separate process from the
-  committer in both modes): the cross-process wake-up of the log.
+  committer in both modes): the cross-process wake-up of the log. The append
+  time is whole milliseconds, truncated, and taken before the transaction's
+  end, so this reads high; on the embedded log ``commit → seen, µs stamps``
+  is exact: the committing process stamps the moment it announces each commit
+  (right after ``COMMIT``) with ``time.time_ns()``, this one the moment its
+  informer applies each record (``commit_trace.py``, installed in the child
+  processes; the product's code is unchanged).
 
 ``--kubectl-apply N`` adds, in ``up`` mode, the time from starting
 ``kubectl apply -f examples/gpu-test1.yaml`` to both of its pods Running (the
@@ -68,6 +74,7 @@ REPO = SELF.parents[2]
 if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
     sys.path.insert(0, str(REPO))
 
+from ops.bench import commit_trace  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import BEGINNING, Bus  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
@@ -93,6 +100,7 @@ STEPS = (
     ("Running committed", "node agent"),
 )
 DELIVERY = "commit → seen by another process"
+EXACT_DELIVERY = "commit → seen, µs stamps (announce → applied)"
 
 
 # -- objects ---------------------------------------------------------------------------------
@@ -153,7 +161,8 @@ class Life:
 class Observer:
     """Stamps the steps of every pod's life and every record's delivery to this process."""
 
-    def __init__(self) -> None:
+    def __init__(self, seen: commit_trace.Seen | None = None) -> None:
+        self.seen = seen if seen is not None else commit_trace.Seen()
         self.lives: dict[str, Life] = {}
         self.claim_owner: dict[str, str] = {}
         self.delivery_ms: list[float] = []
@@ -161,6 +170,7 @@ class Observer:
 
     def __call__(self, change: Change) -> None:
         if self.measuring:
+            self.seen(change.offset)
             self.delivery_ms.append(time.time() * 1000 - change.timestamp_ms)
         if change.namespace != NS:
             return
@@ -230,8 +240,11 @@ class Child:
                 await self.proc.wait()
 
 
-async def spawn(name: str, argv: Sequence[str], *, log_dir: Path) -> Child:
+async def spawn(name: str, argv: Sequence[str], *, log_dir: Path, trace: Path | None = None) -> Child:
+    """A ``draplane`` child; with ``trace``, stamping its commits there (`commit_trace`)."""
     env = {**os.environ, "PYTHONPATH": str(REPO)}
+    if trace is not None:
+        env = commit_trace.child_env(env, trace)
     out = (log_dir / f"{name}.log").open("wb")
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "services.cli", *argv, stdout=out, stderr=out, env=env, cwd=str(REPO)
@@ -260,7 +273,7 @@ async def wait_healthy(child: Child, port: int, *, timeout: float = 120.0) -> No
         await asyncio.sleep(0.1)
 
 
-async def start_components(mode: str, url: str, work: Path) -> list[Child]:
+async def start_components(mode: str, url: str, work: Path, *, trace: Path | None = None) -> list[Child]:
     common = ["--bus", url, "--log-level", "WARNING", "--log-format", "text"]
     children: list[Child] = []
     topics = await spawn("topics", ["topics", "--bus", url], log_dir=work)
@@ -272,7 +285,10 @@ async def start_components(mode: str, url: str, work: Path) -> list[Child]:
         data = work / name
         data.mkdir()
         child = await spawn(
-            name, [*argv, *common, "--data", str(data), "--metrics-listen", f"127.0.0.1:{port}"], log_dir=work
+            name,
+            [*argv, *common, "--data", str(data), "--metrics-listen", f"127.0.0.1:{port}"],
+            log_dir=work,
+            trace=trace,
         )
         children.append(child)
         await wait_healthy(child, port)
@@ -367,11 +383,13 @@ def hops(lives: Sequence[Life], requests: dict[str, int], delivery: Sequence[flo
     return out
 
 
-async def measure(url: str, *, pods: int, at_once: int = 1) -> tuple[list[Life], dict[str, int], list[float]]:
+async def measure(
+    url: str, *, pods: int, at_once: int = 1, seen: commit_trace.Seen | None = None
+) -> tuple[list[Life], dict[str, int], list[float]]:
     bus = open_bus(url)
     await bus.start()
     informer = Informer(bus, name="latency-bench")
-    observer = Observer()
+    observer = Observer(seen)
     informer.add_listener(observer)
     await informer.start()
     await informer.wait_synced(120)
@@ -386,7 +404,7 @@ async def measure(url: str, *, pods: int, at_once: int = 1) -> tuple[list[Life],
         for i in range(pods + 1):  # the first round warms every component up and is not counted
             names = [f"pod-{i:04d}-{j}" if at_once > 1 else f"pod-{i:04d}" for j in range(at_once)]
             round_lives = [observer.lives.setdefault(name, Life()) for name in names]
-            observer.measuring = i > 0
+            observer.measuring = observer.seen.measuring = i > 0
 
             async def create(name: str, life: Life) -> None:
                 life.sent_ms = time.time() * 1000
@@ -395,7 +413,7 @@ async def measure(url: str, *, pods: int, at_once: int = 1) -> tuple[list[Life],
             await asyncio.gather(*(create(name, life) for name, life in zip(names, round_lives, strict=True)))
             for life in round_lives:
                 await asyncio.wait_for(life.running.wait(), 60)
-            observer.measuring = False
+            observer.measuring = observer.seen.measuring = False
             for name in names:
                 await client.delete("", "pods", NS, name, gracePeriodSeconds=0)
             for life in round_lives:
@@ -503,9 +521,13 @@ async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
     if args.bus_options:
         url += ("&" if "?" in url else "?") + args.bus_options
     run_dir = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=work))
-    children = await start_components(mode, url, run_dir)
+    trace = run_dir / "commit-trace" if args.backend == "embedded" else None
+    if trace is not None:
+        trace.mkdir()
+    children = await start_components(mode, url, run_dir, trace=trace)
+    seen = commit_trace.Seen()
     try:
-        lives, requests, delivery = await measure(url, pods=args.pods, at_once=args.at_once)
+        lives, requests, delivery = await measure(url, pods=args.pods, at_once=args.at_once, seen=seen)
         applied: dict[str, list[float]] = {}
         if args.kubectl_apply and mode == "up":
             applied = await measure_apply(url, kubeconfig=run_dir / "up" / "kubeconfig", runs=args.kubectl_apply)
@@ -513,6 +535,8 @@ async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
         for child in reversed(children):
             await child.stop()
     values = hops(lives, requests, delivery)
+    if trace is not None:  # the children wrote their stamps as they exited
+        values[EXACT_DELIVERY] = seen.delivery_ms(commit_trace.announced(trace))
     values.update(applied)
     return Result(
         backend=args.backend,
