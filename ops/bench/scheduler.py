@@ -65,6 +65,11 @@ create to its binding, and from the bound pod it replaced to its create
 request). It prints figures and never
 asserts on them. Without ``--bus``/``--kafka`` the embedded log in a temporary
 directory is used.
+
+On Kafka the broker's JVM takes about a minute of transactional load to warm
+up: five steady-empty runs one after another on a just-started broker gave
+57, 86, 115, 139 and 129 pods/s (docs/decisions/latency.md, "The issue's
+targets"). Run a workload once, unmeasured, before the figures that count.
 """
 
 from __future__ import annotations
