@@ -73,6 +73,8 @@ SELF = Path(__file__).resolve()
 REPO = SELF.parents[2]
 if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
     sys.path.insert(0, str(REPO))
+if str(REPO) not in sys.path:  # for ops.bench.commit_trace (ops/ is a namespace package, not installed)
+    sys.path.append(str(REPO))
 
 from ops.bench import commit_trace  # noqa: E402
 from services.bus import open_bus  # noqa: E402
