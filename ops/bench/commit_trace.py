@@ -112,18 +112,17 @@ def announced(out_dir: Path) -> dict[int, int]:
 
 
 class Seen:
-    """The benchmark informer's side: the time each objects offset was applied here (ns)."""
+    """The benchmark informer's side: the time each objects offset was applied here (ns); the benchmark
+    calls it for the records it measures."""
 
     def __init__(self) -> None:
         self.at: dict[int, int] = {}
-        self.measuring = False
 
     def __call__(self, offset: int) -> None:
-        if self.measuring:
-            self.at[offset] = time.time_ns()
+        self.at[offset] = time.time_ns()
 
     def delivery_ms(self, announced: dict[int, int]) -> list[float]:
-        """Announce → applied here, ms, for every offset seen while measuring that a traced commit made visible."""
+        """Announce → applied here, ms, for every offset seen that a traced commit made visible."""
         return [(ns - announced[o]) / 1e6 for o, ns in self.at.items() if o in announced]
 
 

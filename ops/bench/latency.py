@@ -163,8 +163,8 @@ class Life:
 class Observer:
     """Stamps the steps of every pod's life and every record's delivery to this process."""
 
-    def __init__(self, seen: commit_trace.Seen | None = None) -> None:
-        self.seen = seen if seen is not None else commit_trace.Seen()
+    def __init__(self) -> None:
+        self.seen = commit_trace.Seen()  # the exact commit → seen, matched to the commits' stamps at the end
         self.lives: dict[str, Life] = {}
         self.claim_owner: dict[str, str] = {}
         self.delivery_ms: list[float] = []
@@ -386,12 +386,12 @@ def hops(lives: Sequence[Life], requests: dict[str, int], delivery: Sequence[flo
 
 
 async def measure(
-    url: str, *, pods: int, at_once: int = 1, seen: commit_trace.Seen | None = None
-) -> tuple[list[Life], dict[str, int], list[float]]:
+    url: str, *, pods: int, at_once: int = 1
+) -> tuple[list[Life], dict[str, int], list[float], commit_trace.Seen]:
     bus = open_bus(url)
     await bus.start()
     informer = Informer(bus, name="latency-bench")
-    observer = Observer(seen)
+    observer = Observer()
     informer.add_listener(observer)
     await informer.start()
     await informer.wait_synced(120)
@@ -406,7 +406,7 @@ async def measure(
         for i in range(pods + 1):  # the first round warms every component up and is not counted
             names = [f"pod-{i:04d}-{j}" if at_once > 1 else f"pod-{i:04d}" for j in range(at_once)]
             round_lives = [observer.lives.setdefault(name, Life()) for name in names]
-            observer.measuring = observer.seen.measuring = i > 0
+            observer.measuring = i > 0
 
             async def create(name: str, life: Life) -> None:
                 life.sent_ms = time.time() * 1000
@@ -415,7 +415,7 @@ async def measure(
             await asyncio.gather(*(create(name, life) for name, life in zip(names, round_lives, strict=True)))
             for life in round_lives:
                 await asyncio.wait_for(life.running.wait(), 60)
-            observer.measuring = observer.seen.measuring = False
+            observer.measuring = False
             for name in names:
                 await client.delete("", "pods", NS, name, gracePeriodSeconds=0)
             for life in round_lives:
@@ -436,7 +436,7 @@ async def measure(
         await client.close()
         await informer.stop()
         await bus.close()
-    return lives, requests, observer.delivery_ms
+    return lives, requests, observer.delivery_ms, observer.seen
 
 
 EXAMPLE = REPO / "examples" / "gpu-test1.yaml"
@@ -527,9 +527,8 @@ async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
     if trace is not None:
         trace.mkdir()
     children = await start_components(mode, url, run_dir, trace=trace)
-    seen = commit_trace.Seen()
     try:
-        lives, requests, delivery = await measure(url, pods=args.pods, at_once=args.at_once, seen=seen)
+        lives, requests, delivery, seen = await measure(url, pods=args.pods, at_once=args.at_once)
         applied: dict[str, list[float]] = {}
         if args.kubectl_apply and mode == "up":
             applied = await measure_apply(url, kubeconfig=run_dir / "up" / "kubeconfig", runs=args.kubectl_apply)

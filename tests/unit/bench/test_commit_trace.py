@@ -11,8 +11,10 @@ from pathlib import Path
 import pytest
 
 from ops.bench import commit_trace
+from ops.bench.latency import Observer
 from services.bus import open_bus
 from services.bus.port import Bus, OutRecord, TopicSpec
+from services.runtime.informer import Change
 
 REPO = Path(__file__).resolve().parents[3]
 TOPICS = [TopicSpec("objects", partitions=1), TopicSpec("replies", partitions=1)]
@@ -63,13 +65,19 @@ async def test_an_announced_commit_is_stamped_with_its_objects_offsets(
     traced.dump()
     assert commit_trace.announced(traced.path.parent) == dict(traced.commits)
 
-    seen = commit_trace.Seen()
-    seen(1)  # not measuring: not kept
-    seen.measuring = True
-    seen(2)
-    seen(0)  # no traced commit made it visible: left out
-    (delivery,) = seen.delivery_ms(dict(traced.commits))
+    observer = Observer()  # latency.py's informer listener, which stamps what it measures
+    observer(applied(1))  # not measuring: not kept
+    observer.measuring = True
+    observer(applied(2))
+    observer(applied(0))  # no traced commit made it visible: left out
+    (delivery,) = observer.seen.delivery_ms(dict(traced.commits))
     assert 0 <= delivery < 60_000
+
+
+def applied(offset: int) -> Change:
+    """An objects record as the benchmark's informer hands it over (a pod of another namespace)."""
+    pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "elsewhere"}}
+    return Change(offset, 0, "ADDED", "", "pods", "elsewhere", "p", pod, None, None)
 
 
 async def test_uninstall_puts_the_log_back(tmp_path: Path) -> None:
