@@ -307,12 +307,9 @@ class Database:
         here = self._here
         if self.writes_on_loop and here is not None and not self._queued_writes:
             try:
-                result = run(here, *args, **kwargs)
-            except sqlite3.OperationalError as exc:
-                if not _busy(exc) or here.in_transaction:
-                    raise BusUnavailable(f"embedded log: write failed: {exc}") from exc
-            except (sqlite3.DatabaseError, OSError) as exc:
-                raise BusUnavailable(f"embedded log: write failed: {exc}") from exc
+                result = _unless_busy(here, "write", run, *args, **kwargs)
+            except _Busy:
+                pass
             else:
                 self.commits += 1
                 return result
@@ -343,14 +340,9 @@ class Database:
         if conn is None:
             raise BusError("the embedded bus is not started")
         try:
-            return fn(conn, *args, **kwargs)
-        except sqlite3.OperationalError as exc:
-            if not _busy(exc):
-                raise BusUnavailable(f"embedded log: read failed: {exc}") from exc
-            _rollback(conn)
-        except (sqlite3.DatabaseError, OSError) as exc:
-            raise BusUnavailable(f"embedded log: read failed: {exc}") from exc
-        return await self.read_sync(fn, *args, **kwargs)
+            return _unless_busy(conn, "read", fn, *args, **kwargs)
+        except _Busy:
+            return await self.read_sync(fn, *args, **kwargs)
 
     async def read_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """Run ``fn(sqlite3_connection, *args, **kwargs)`` on the reader's thread."""
@@ -372,6 +364,25 @@ class Database:
 def _data_version(conn: sqlite3.Connection) -> int:
     row = conn.execute("PRAGMA data_version").fetchone()
     return int(row[0]) if row else 0
+
+
+class _Busy(Exception):
+    """SQLite said busy to the event loop's connection; what was asked left nothing behind there."""
+
+
+def _unless_busy(conn: sqlite3.Connection, what: str, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+    """``fn(conn, *args, **kwargs)`` on this thread; `_Busy` (rolled back) when SQLite says busy, so the
+    caller can go to a thread that waits; any other SQLite or file-system failure is `BusUnavailable`."""
+    with translate_errors(f"{what} failed"):
+        try:
+            return fn(conn, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if not _busy(exc):
+                raise
+            _rollback(conn)
+            if conn.in_transaction:
+                raise
+            raise _Busy from exc
 
 
 def _busy(exc: sqlite3.OperationalError) -> bool:
