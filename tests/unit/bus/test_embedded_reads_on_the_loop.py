@@ -130,9 +130,12 @@ async def test_a_write_waits_on_the_writer_thread_while_another_process_holds_th
         await asyncio.sleep(0.05)
         assert not second.done()  # behind the first: never on the event loop while a write is queued
         other.execute("COMMIT")
+        # The lock is free now, before the writer's thread retries: a write asked for at once must not
+        # take it from the event loop ahead of the two that wait.
+        assert await db.write_sync(insert, 3) != threading.current_thread().name
         assert await first != threading.current_thread().name
         assert await second != threading.current_thread().name
-        assert values(db.path) == [1, 2]  # in the order they were asked for
+        assert values(db.path) == [1, 2, 3]  # in the order they were asked for
     finally:
         other.close()
         await db.close()
