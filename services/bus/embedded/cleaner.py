@@ -6,10 +6,17 @@ retention do, at record rather than segment granularity:
 - ``compact``: below the *compaction boundary* — the first record newer than
   ``min.compaction.lag.ms``, or the last stable offset if that comes first — a
   record disappears when a newer record with the same key exists below the
-  boundary. A tombstone (the newest record of its key below the boundary)
-  disappears once older than ``delete.retention.ms``. Surviving records keep
-  their offsets and the log start does not move. ``partitions.clean_upto``
-  remembers the boundary, so each pass only maps the keys written since.
+  boundary. Surviving records keep their offsets and the log start does not
+  move. As in Kafka's cleaner, a pass maps the keys of the *dirty* section
+  (written since the last pass: ``partitions.clean_upto`` remembers where
+  that ended) to their newest offset, then scans the partition up to the
+  boundary and drops every record the map supersedes. So keys need no index,
+  and a pass runs only once the dirty section is at least
+  ``min.cleanable.dirty.ratio`` of the records below the boundary
+  (``partitions.clean_records`` counts the clean section), which keeps the
+  scans' cost proportional to what is written. A tombstone (the newest record
+  of its key) disappears once older than ``delete.retention.ms`` and in the
+  clean section, where nothing older of its key is left for it to hide.
 - ``delete``: records older than ``retention.ms`` (and below the LSO) disappear
   and the log start moves past them. A negative ``retention.ms`` keeps all.
 - Transactions open longer than their timeout are aborted and their producer
@@ -21,13 +28,17 @@ retention do, at record rather than segment granularity:
 
 from __future__ import annotations
 
+import sqlite3
+from collections.abc import Mapping
+
 from services.bus.embedded import txns
-from services.bus.embedded.db import Database, fetchall
+from services.bus.embedded.db import Database
 from services.bus.embedded.log import STABLE_SQL, first_at_or_after
 from services.bus.embedded.schema import base
 from services.bus.embedded.topics import TopicInfo, load_topics
 
 CHUNK = 50_000  # offsets cleaned per write transaction
+MAP_OFFSETS = 200_000  # dirty offsets mapped per scan (Kafka's cleaner bounds its map the same way)
 
 
 async def clean(db: Database, *, now: int) -> set[int]:
@@ -46,53 +57,85 @@ async def clean(db: Database, *, now: int) -> set[int]:
 
 
 async def compact(db: Database, info: TopicInfo, pid: int, *, now: int) -> int:
-    """Compact one partition; returns how many records disappeared.
+    """Compact one partition if dirty enough; returns how many records disappeared.
 
-    The dirty range is cleaned in chunks, each its own short write transaction,
-    so a large pass never holds the writers off for long.
+    Each slice of the scan is its own short write transaction, so a large pass
+    never holds the writers off for long; an interrupted pass leaves
+    ``clean_upto`` where it was and the next one does it again.
     """
     lag = info.int_setting("min.compaction.lag.ms")
     tombstone_retention = info.int_setting("delete.retention.ms")
+    ratio = float(info.setting("min.cleanable.dirty.ratio") or 0)
     b = base(pid)
-    boundary, dirty_from = await _compaction_range(db, pid, now - lag)
+    boundary, clean_upto, clean_records = await _compaction_range(db, pid, now - lag)
     removed = 0
-    while dirty_from < boundary:
-        upto = min(boundary, dirty_from + CHUNK)
-        async with db.write() as conn:
-            latest = await fetchall(
-                conn,
-                "SELECT key, max(pos) FROM records WHERE pos >= ? AND pos < ? AND key IS NOT NULL "
-                "GROUP BY key",
-                (b + dirty_from, b + upto),
+    if cleanable(clean_records, boundary - clean_upto, ratio):
+        while clean_upto < boundary:
+            upto = min(boundary, clean_upto + MAP_OFFSETS)
+            latest = dict(
+                await db.fetchall(
+                    "SELECT key, max(pos) FROM records WHERE pos >= ? AND pos < ? "
+                    "AND key IS NOT NULL GROUP BY key",
+                    (b + clean_upto, b + upto),
+                )
             )
-            cursor = await conn.executemany(
-                "DELETE FROM records WHERE key = ? AND pos >= ? AND pos < ?",
-                [(key, b, newest) for key, newest in latest],
-            )
-            removed += max(cursor.rowcount, 0)
-            await conn.execute("UPDATE partitions SET clean_upto = ? WHERE id = ?", (upto, pid))
-        dirty_from = upto
+            survivors = 0
+            for start in range(0, upto, CHUNK):
+                end = min(upto, start + CHUNK)
+                async with db.write() as conn:
+                    gone, kept = await conn.run(_drop_superseded, b + start, b + end, latest)
+                    if end == upto:
+                        await conn.execute(
+                            "UPDATE partitions SET clean_upto = ?, clean_records = ? WHERE id = ?",
+                            (upto, survivors + kept, pid),
+                        )
+                removed += gone
+                survivors += kept
+            clean_upto = upto
     async with db.write() as conn:
         old = await first_at_or_after(conn, pid, now - tombstone_retention)
-        tombstones_end = boundary if old is None else min(boundary, old)
+        tombstones_end = clean_upto if old is None else min(clean_upto, old)
         cursor = await conn.execute(
             "DELETE FROM records WHERE value IS NULL AND pos >= ? AND pos < ?",
             (b, b + tombstones_end),
         )
-        removed += max(cursor.rowcount, 0)
+        gone = max(cursor.rowcount, 0)
+        if gone:
+            await conn.execute(
+                "UPDATE partitions SET clean_records = max(clean_records - ?, 0) WHERE id = ?", (gone, pid)
+            )
+        removed += gone
     return removed
 
 
-async def _compaction_range(db: Database, pid: int, older_than: int) -> tuple[int, int]:
-    """(compaction boundary, first dirty offset) of a partition."""
+def cleanable(clean_records: int, dirty_offsets: int, min_dirty_ratio: float) -> bool:
+    """Kafka's test: is the dirty share of the records below the boundary at least the ratio?"""
+    if dirty_offsets <= 0:
+        return False
+    return dirty_offsets / (clean_records + dirty_offsets) >= min_dirty_ratio
+
+
+def _drop_superseded(
+    conn: sqlite3.Connection, start: int, end: int, latest: Mapping[bytes, int]
+) -> tuple[int, int]:
+    """Delete the records in [start, end) that a newer record of their key supersedes; (deleted, kept)."""
+    rows = conn.execute("SELECT pos, key FROM records WHERE pos >= ? AND pos < ?", (start, end)).fetchall()
+    doomed = [(pos,) for pos, key in rows if key is not None and pos < latest.get(key, -1)]
+    if doomed:
+        conn.executemany("DELETE FROM records WHERE pos = ?", doomed)
+    return len(doomed), len(rows) - len(doomed)
+
+
+async def _compaction_range(db: Database, pid: int, older_than: int) -> tuple[int, int, int]:
+    """(compaction boundary, first dirty offset, records in the clean section) of a partition."""
     stable = await db.fetchone(STABLE_SQL, (pid,))
-    clean = await db.fetchone("SELECT clean_upto FROM partitions WHERE id = ?", (pid,))
+    clean = await db.fetchone("SELECT clean_upto, clean_records FROM partitions WHERE id = ?", (pid,))
     assert stable is not None and clean is not None
     boundary = int(stable[0])  # never past the LSO
     newer = await first_at_or_after(db, pid, older_than + 1)
     if newer is not None:
         boundary = min(boundary, newer)
-    return boundary, int(clean[0])
+    return boundary, int(clean[0]), int(clean[1])
 
 
 async def expire(db: Database, info: TopicInfo, pid: int, *, now: int) -> int:

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from services.bus.embedded import wal_index
-from services.bus.embedded.schema import CONNECTION_PRAGMAS, DDL, PAGE_SIZE, SCHEMA_VERSION
+from services.bus.embedded.schema import CONNECTION_PRAGMAS, DDL, PAGE_SIZE, SCHEMA_VERSION, upgrades_from
 from services.bus.port import BusError, BusUnavailable
 
 log = logging.getLogger(__name__)
@@ -196,11 +196,19 @@ class Database:
                     (str(SCHEMA_VERSION),),
                 )
                 rows = await fetchall(conn, "SELECT value FROM meta WHERE key = 'schema_version'")
-            if rows[0][0] != str(SCHEMA_VERSION):
-                raise BusError(
-                    f"embedded log {self.path} has schema version {rows[0][0]}, "
-                    f"this draplane reads version {SCHEMA_VERSION}"
-                )
+                found = str(rows[0][0])
+                upgrades = upgrades_from(found)
+                if upgrades is None:
+                    raise BusError(
+                        f"embedded log {self.path} has schema version {found}, "
+                        f"this draplane reads version {SCHEMA_VERSION}"
+                    )
+                for statement in upgrades:
+                    await conn.execute(statement)
+                if upgrades:
+                    await conn.execute(
+                        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
+                    )
             self._reader = await self._connect()
             here = sqlite3.connect(self.path, isolation_level=None)
             here.execute("PRAGMA busy_timeout=0")  # never wait on the event loop: fall back to the threads

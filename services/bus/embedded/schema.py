@@ -5,15 +5,18 @@ the broker's rules:
 
 - ``topics`` / ``partitions``: declared topics; per partition a small integer
   id, the next offset, the log start offset (moved by retention), the newest
-  timestamp (append timestamps never go backwards within a partition) and how
-  far compaction has cleaned.
+  timestamp (append timestamps never go backwards within a partition), how
+  far compaction has cleaned and how many records that clean section holds
+  (the cleaner's dirty ratio, `services.bus.embedded.cleaner`).
 - ``records``: every record. Its integer primary key is its *position*,
   ``partition id << 40 | offset``, so a partition is one contiguous range of the
   table's own b-tree: appends go to the end of the range and a read is a range
   scan, with no secondary index to maintain (this doubles write and read
   throughput over a ``(topic, partition, offset)`` key). Offsets stay below
   2**40 per partition. ``txn`` names the open transaction that wrote the
-  record and is NULL once committed.
+  record and is NULL once committed. Keys are not indexed: only compaction
+  looks records up by key, and it scans, as Kafka's cleaner does, instead of
+  every append paying for a random insert into a key index.
 - ``time_index``: like Kafka's time index, the first offset appended at each
   timestamp of a partition. As timestamps only grow with offsets, it answers
   "first offset at or after time T" for ``offset_for_time``, retention and the
@@ -28,7 +31,7 @@ the broker's rules:
 
 from __future__ import annotations
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 OFFSET_BITS = 40
 MAX_OFFSET = (1 << OFFSET_BITS) - 1
 
@@ -54,6 +57,7 @@ CREATE TABLE IF NOT EXISTS partitions (
     log_start INTEGER NOT NULL DEFAULT 0,
     last_ts INTEGER NOT NULL DEFAULT 0,
     clean_upto INTEGER NOT NULL DEFAULT 0,
+    clean_records INTEGER NOT NULL DEFAULT 0,
     UNIQUE (topic, partition)
 );
 CREATE TABLE IF NOT EXISTS records (
@@ -63,7 +67,6 @@ CREATE TABLE IF NOT EXISTS records (
     value BLOB,
     txn INTEGER
 );
-CREATE INDEX IF NOT EXISTS records_by_key ON records (key, pos);
 CREATE INDEX IF NOT EXISTS records_tombstones ON records (pos) WHERE value IS NULL;
 CREATE TABLE IF NOT EXISTS time_index (
     pid INTEGER NOT NULL,
@@ -113,6 +116,28 @@ CREATE TABLE IF NOT EXISTS group_offsets (
     PRIMARY KEY (grp, topic, partition)
 );
 """
+
+# What takes a file of version v to v + 1, run in one write transaction when
+# a draplane opens it (`Database.open`).
+UPGRADES: dict[int, tuple[str, ...]] = {
+    # 2: keys are no longer indexed (each random key cost an append a page of
+    # the index); the cleaner scans and needs the clean section's size.
+    1: (
+        "DROP INDEX IF EXISTS records_by_key",
+        "ALTER TABLE partitions ADD COLUMN clean_records INTEGER NOT NULL DEFAULT 0",
+        f"UPDATE partitions SET clean_records = (SELECT count(*) FROM records "
+        f"WHERE pos >= partitions.id << {OFFSET_BITS} "
+        f"AND pos < (partitions.id << {OFFSET_BITS}) + partitions.clean_upto)",
+    ),
+}
+
+
+def upgrades_from(version: str) -> tuple[str, ...] | None:
+    """The statements that take a file of ``version`` to `SCHEMA_VERSION`; None if none can."""
+    if not version.isdigit() or not 1 <= int(version) <= SCHEMA_VERSION:
+        return None
+    return tuple(s for v in range(int(version), SCHEMA_VERSION) for s in UPGRADES[v])
+
 
 # Per-connection settings. WAL lets readers run beside the one writer;
 # synchronous=NORMAL is durable against process crashes (not power loss), the

@@ -22,6 +22,7 @@ KAFKA_DEFAULTS: Mapping[str, str] = {
     "retention.ms": "604800000",
     "min.compaction.lag.ms": "0",
     "delete.retention.ms": "86400000",
+    "min.cleanable.dirty.ratio": "0.5",
 }
 
 
