@@ -153,6 +153,13 @@ async def expire(db: Database, info: TopicInfo, pid: int, *, now: int) -> int:
     while log_start < cut:
         upto = min(cut, log_start + CHUNK)
         async with db.write() as conn:
+            if "compact" in info.policies:  # what goes from the clean section leaves its count
+                await conn.execute(
+                    "UPDATE partitions SET clean_records = max(clean_records - (SELECT count(*) "
+                    "FROM records WHERE pos >= ?2 AND pos < ?3 + min(?4, partitions.clean_upto)), 0) "
+                    "WHERE id = ?1",
+                    (pid, b + log_start, b, upto),
+                )
             cursor = await conn.execute(
                 "DELETE FROM records WHERE pos >= ? AND pos < ?", (b + log_start, b + upto)
             )

@@ -175,3 +175,20 @@ async def test_a_log_of_a_newer_version_is_refused_and_left_as_it_is(tmp_path: P
         indexes = [name for (name,) in conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'")]
         columns = [row[1] for row in conn.execute("PRAGMA table_info(partitions)")]
     assert "records_by_key" in indexes and "clean_records" not in columns
+
+
+async def test_retention_on_a_compacted_topic_takes_what_it_deletes_off_the_clean_count(
+    bus: EmbeddedBus, tmp_path: Path
+) -> None:
+    spec = compacted()
+    await bus.ensure_topics(
+        [TopicSpec("objects", 1, {**spec.config, "cleanup.policy": "compact,delete", "retention.ms": "1000"})]
+    )
+    producer = await bus.producer()
+    await producer.send([OutRecord("objects", b"k%d" % i, b"v") for i in range(6)])
+    await bus.compact()
+    assert clean_state(tmp_path / "bus.db") == (6, 6)
+    await producer.send([OutRecord("objects", b"x", b"v")])  # dirty, past the clean section
+    await bus.compact(now_ms=now() + 5000)  # retention takes all seven
+    assert await bus.beginning_offset("objects") == 7
+    assert clean_state(tmp_path / "bus.db") == (6, 0)
