@@ -59,8 +59,8 @@ async def clean(db: Database, *, now: int) -> set[int]:
 async def compact(db: Database, info: TopicInfo, pid: int, *, now: int) -> int:
     """Compact one partition if dirty enough; returns how many records disappeared.
 
-    Each slice of the scan is its own short write transaction, so a large pass
-    never holds the writers off for long; an interrupted pass leaves
+    The scan reads (writers go on meanwhile) and deletes what each slice found
+    in a short write transaction of its own; an interrupted pass leaves
     ``clean_upto`` where it was and the next one does it again.
     """
     lag = info.int_setting("min.compaction.lag.ms")
@@ -82,15 +82,10 @@ async def compact(db: Database, info: TopicInfo, pid: int, *, now: int) -> int:
             survivors = 0
             for start in range(0, upto, CHUNK):
                 end = min(upto, start + CHUNK)
-                async with db.write() as conn:
-                    gone, kept = await conn.run(_drop_superseded, b + start, b + end, latest)
-                    if end == upto:
-                        await conn.execute(
-                            "UPDATE partitions SET clean_upto = ?, clean_records = ? WHERE id = ?",
-                            (upto, survivors + kept, pid),
-                        )
-                removed += gone
+                doomed, kept = await db.read_sync(_superseded, b + start, b + end, latest)
                 survivors += kept
+                done = (upto, survivors, pid) if end == upto else None
+                removed += await db.write_sync(_delete, doomed, done)
             clean_upto = upto
     async with db.write() as conn:
         old = await first_at_or_after(conn, pid, now - tombstone_retention)
@@ -115,15 +110,26 @@ def cleanable(clean_records: int, dirty_offsets: int, min_dirty_ratio: float) ->
     return dirty_offsets / (clean_records + dirty_offsets) >= min_dirty_ratio
 
 
-def _drop_superseded(
+def _superseded(
     conn: sqlite3.Connection, start: int, end: int, latest: Mapping[bytes, int]
-) -> tuple[int, int]:
-    """Delete the records in [start, end) that a newer record of their key supersedes; (deleted, kept)."""
+) -> tuple[list[tuple[int]], int]:
+    """The positions in [start, end) that a newer record of their key supersedes, and how many stay.
+
+    A read, not a write: below the compaction boundary records only ever
+    disappear (compaction, retention), so deleting what this found later
+    deletes the same records or fewer.
+    """
     rows = conn.execute("SELECT pos, key FROM records WHERE pos >= ? AND pos < ?", (start, end)).fetchall()
     doomed = [(pos,) for pos, key in rows if key is not None and pos < latest.get(key, -1)]
-    if doomed:
-        conn.executemany("DELETE FROM records WHERE pos = ?", doomed)
-    return len(doomed), len(rows) - len(doomed)
+    return doomed, len(rows) - len(doomed)
+
+
+def _delete(conn: sqlite3.Connection, doomed: list[tuple[int]], done: tuple[int, int, int] | None) -> int:
+    """Delete records by position; with ``done`` (clean_upto, clean_records, pid), record the pass."""
+    deleted = max(conn.executemany("DELETE FROM records WHERE pos = ?", doomed).rowcount, 0) if doomed else 0
+    if done is not None:
+        conn.execute("UPDATE partitions SET clean_upto = ?, clean_records = ? WHERE id = ?", done)
+    return deleted
 
 
 async def _compaction_range(db: Database, pid: int, older_than: int) -> tuple[int, int, int]:

@@ -187,28 +187,24 @@ class Database:
             await self._writer.execute(f"PRAGMA page_size={PAGE_SIZE}")
             await self._writer.execute("PRAGMA journal_mode=WAL")
             async with self.write() as conn:
-                # Not executescript: it would COMMIT the open transaction first.
-                for statement in DDL.split(";"):
-                    if statement.strip():
-                        await conn.execute(statement)
-                await conn.execute(
-                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
-                    (str(SCHEMA_VERSION),),
-                )
-                rows = await fetchall(conn, "SELECT value FROM meta WHERE key = 'schema_version'")
-                found = str(rows[0][0])
-                upgrades = upgrades_from(found)
+                # The version first: a file of a newer draplane is left as it is.
+                has_meta = await fetchall(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
+                rows = await fetchall(conn, "SELECT value FROM meta WHERE key = 'schema_version'") if has_meta else []
+                found = str(rows[0][0]) if rows else None
+                upgrades = () if found is None else upgrades_from(found)
                 if upgrades is None:
                     raise BusError(
                         f"embedded log {self.path} has schema version {found}, "
                         f"this draplane reads version {SCHEMA_VERSION}"
                     )
-                for statement in upgrades:
-                    await conn.execute(statement)
-                if upgrades:
-                    await conn.execute(
-                        "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-                    )
+                # Upgrades first, then whatever of today's tables is missing. Not executescript: it
+                # would COMMIT the open transaction first.
+                for statement in (*upgrades, *DDL.split(";")):
+                    if statement.strip():
+                        await conn.execute(statement)
+                await conn.execute(
+                    "INSERT OR REPLACE INTO meta (key, value) VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),)
+                )
             self._reader = await self._connect()
             here = sqlite3.connect(self.path, isolation_level=None)
             here.execute("PRAGMA busy_timeout=0")  # never wait on the event loop: fall back to the threads
