@@ -37,7 +37,7 @@ from services.bus.embedded.log import STABLE_SQL, first_at_or_after
 from services.bus.embedded.schema import base
 from services.bus.embedded.topics import TopicInfo, load_topics
 
-CHUNK = 50_000  # offsets cleaned per write transaction
+CHUNK = 50_000  # offsets per slice of a pass: scanned by compaction, deleted by retention
 MAP_OFFSETS = 200_000  # dirty offsets mapped per scan (Kafka's cleaner bounds its map the same way)
 
 

@@ -192,3 +192,24 @@ async def test_retention_on_a_compacted_topic_takes_what_it_deletes_off_the_clea
     await bus.compact(now_ms=now() + 5000)  # retention takes all seven
     assert await bus.beginning_offset("objects") == 7
     assert clean_state(tmp_path / "bus.db") == (6, 0)
+
+
+async def test_the_upgrade_counts_the_clean_section_of_a_compacted_version_1_log(tmp_path: Path) -> None:
+    path = tmp_path / "bus.db"
+    first = open_bus(f"sqlite:///{path}?maintenance_interval_ms=0")
+    await first.start()
+    assert isinstance(first, EmbeddedBus)
+    await first.ensure_topics([compacted()])
+    producer = await first.producer()
+    await producer.send([OutRecord("objects", b"k%d" % (i % 4), b"v") for i in range(10)])
+    await first.compact()
+    await first.close()
+    assert clean_state(path) == (10, 4)
+    with sqlite3.connect(path) as conn:  # back to what version 1 kept
+        conn.execute("CREATE INDEX records_by_key ON records (key, pos)")
+        conn.execute("ALTER TABLE partitions DROP COLUMN clean_records")
+        conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+    second = open_bus(f"sqlite:///{path}?maintenance_interval_ms=0")
+    await second.start()
+    await second.close()
+    assert clean_state(path) == (10, 4)
