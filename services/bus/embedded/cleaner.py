@@ -65,7 +65,7 @@ async def compact(db: Database, info: TopicInfo, pid: int, *, now: int) -> int:
     """
     lag = info.int_setting("min.compaction.lag.ms")
     tombstone_retention = info.int_setting("delete.retention.ms")
-    ratio = float(info.setting("min.cleanable.dirty.ratio") or 0)
+    ratio = info.float_setting("min.cleanable.dirty.ratio")
     b = base(pid)
     boundary, clean_upto, clean_records = await _compaction_range(db, pid, now - lag)
     removed = 0

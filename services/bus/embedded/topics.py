@@ -40,6 +40,10 @@ class TopicInfo:
         value = self.setting(key)
         return int(value) if value is not None else 0
 
+    def float_setting(self, key: str) -> float:
+        value = self.setting(key)
+        return float(value) if value is not None else 0.0
+
     @property
     def policies(self) -> frozenset[str]:
         return frozenset(p.strip() for p in (self.setting("cleanup.policy") or "").split(","))
