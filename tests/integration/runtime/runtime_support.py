@@ -20,7 +20,7 @@ from typing import Any, cast
 from services.bus import BEGINNING, Bus, Consumer, GroupMember, OutRecord, Producer, Record, TopicSpec, Transaction
 from services.bus.port import StartAt, TransactionContext, check_then_records
 from services.runtime.client import Client
-from topics.declarations import OBJECTS, REPLIES
+from topics.declarations import REPLIES
 from topics.envelope import Request, UserInfo, decode_event
 
 ADMIN = UserInfo("system:admin", ("system:masters", "system:authenticated"))
@@ -163,20 +163,6 @@ class _StallingTransaction:
 
 
 # -- reading the log back ---------------------------------------------------------------
-
-
-async def read_topic(bus: Bus, topic: str = OBJECTS) -> list[Record]:
-    """Every committed record of a topic, from its beginning to its current end."""
-    end = await bus.end_offset(topic)
-    consumer = await bus.consumer(topic, start=BEGINNING)
-    records: list[Record] = []
-    try:
-        async with asyncio.timeout(30):
-            while consumer.position() < end:
-                records += await consumer.getmany(timeout_ms=200)
-    finally:
-        await consumer.close()
-    return records
 
 
 @dataclass(frozen=True, slots=True)

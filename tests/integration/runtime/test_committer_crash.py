@@ -20,7 +20,7 @@ import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from pathlib import Path
 
-from runtime_support import ADMIN, StallingBus, create_claim, entries, read_topic, request_id_counts
+from runtime_support import ADMIN, StallingBus, create_claim, entries, request_id_counts
 
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
@@ -28,6 +28,7 @@ from services.bus import Bus, open_bus
 from services.runtime.client import Client
 from services.runtime.committer import Committer
 from services.runtime.committer_core import Outcome
+from tests.support.log_reading import read_topic
 from topics.declarations import declarations
 from topics.envelope import Reply
 

@@ -14,11 +14,12 @@ import asyncio
 import copy
 from collections import Counter
 
-from runtime_support import entries, read_topic, request_id_counts
+from runtime_support import entries, request_id_counts
 
 from services.api.machinery.status import StatusError
 from services.runtime.client import Client
 from services.testing.harness import ADMIN, LogHarness
+from tests.support.log_reading import read_topic
 
 WRITERS = 200
 KEYS = 10

@@ -11,13 +11,14 @@ from typing import Any
 
 import pytest
 from prometheus_client import REGISTRY
-from runtime_support import claim, entries, read_topic
+from runtime_support import claim, entries
 
 from services.bus import Bus
 from services.runtime.client import Client
 from services.runtime.informer import Informer
 from services.runtime.snapshot import SnapshotStore
 from services.testing.harness import LogHarness
+from tests.support.log_reading import read_topic
 
 GROUP, RESOURCE = "resource.k8s.io", "resourceclaims"
 PREFIX = f"{GROUP}/{RESOURCE}/default/"

@@ -13,25 +13,13 @@ from typing import Any
 
 from scheduler_scenario import NS, RG, device_class, pod, running_stack
 
-from services.bus.port import BEGINNING, Bus
 from services.kube.resourceclaim import FINALIZER
 from services.scheduler.service import SCHEDULER_USER
 from tests.conftest import BusUrl
 from tests.support.eventually import eventually
+from tests.support.log_reading import read_topic
 from topics.declarations import OBJECTS, REQUESTS
 from topics.envelope import Request, decode_event, decode_request
-
-
-async def read_all(bus: Bus, topic: str) -> list[tuple[int, bytes | None]]:
-    end = await bus.end_offset(topic)
-    consumer = await bus.consumer(topic, start=BEGINNING)
-    records: list[tuple[int, bytes | None]] = []
-    try:
-        while consumer.position() < end:
-            records += [(r.offset, r.value) for r in await consumer.getmany(timeout_ms=500)]
-    finally:
-        await consumer.close()
-    return records
 
 
 async def test_finalizer_allocation_and_binding_are_one_chain(bus_url: BusUrl) -> None:
@@ -44,8 +32,9 @@ async def test_finalizer_allocation_and_binding_are_one_chain(bus_url: BusUrl) -
 
         sent: list[Request] = [
             request
-            for _, value in await read_all(stack.log.bus, REQUESTS)
-            if value is not None and (request := decode_request(value)).user.name == SCHEDULER_USER.name
+            for record in await read_topic(stack.log.bus, REQUESTS)
+            if record.value is not None
+            and (request := decode_request(record.value)).user.name == SCHEDULER_USER.name
             and request.namespace == NS
         ]
         # The scheduler's writes for the pod: nothing but the chain (and a chained write is applied once).
@@ -60,12 +49,12 @@ async def test_finalizer_allocation_and_binding_are_one_chain(bus_url: BusUrl) -
         assert status.object is not None and "resourceVersion" not in status.object["metadata"]
 
         written: list[tuple[int, dict[str, Any]]] = []
-        for offset, value in await read_all(stack.log.bus, OBJECTS):
-            if value is None:
+        for record in await read_topic(stack.log.bus, OBJECTS):
+            if record.value is None:
                 continue
-            event = decode_event(value)
+            event = decode_event(record.value)
             if event.request_id in (finalizer.id, status.id, binding.id):
-                written.append((offset, event.object))
+                written.append((record.offset, event.object))
         assert [offset for offset, _ in written] == sorted(offset for offset, _ in written)
         (_, after_finalizer), (_, after_status), (_, bound) = written
         assert after_finalizer["metadata"]["finalizers"] == [FINALIZER] and not after_finalizer.get("status")
