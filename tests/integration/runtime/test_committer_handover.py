@@ -14,7 +14,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 import pytest
-from runtime_support import ADMIN, StallingBus, claim, entries, read_topic, request_id_counts
+from runtime_support import ADMIN, StallingBus, claim, entries, request_id_counts
 
 from services.api.machinery.status import StatusError
 from services.apiserver.admission_chain import build_admission
@@ -22,6 +22,7 @@ from services.apiserver.committer_hooks import wired_core
 from services.bus import Bus, ProducerFenced, open_bus
 from services.runtime.client import Client
 from services.runtime.committer import Committer
+from tests.support.log_reading import read_topic
 from topics.declarations import declarations
 
 GROUP, RESOURCE = "resource.k8s.io", "resourceclaims"
