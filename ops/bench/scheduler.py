@@ -101,7 +101,7 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
     sys.path.append(str(REPO))
 
 from ops.bench import dra_workloads as dra137  # noqa: E402
-from ops.bench import extended_resource, kube_scheduler  # noqa: E402
+from ops.bench import extended_resource, kube_scheduler, machine_speed  # noqa: E402
 from ops.bench.latency import request_times  # noqa: E402
 from services.api.machinery.status import StatusError  # noqa: E402
 from services.apiserver.certs import self_signed  # noqa: E402
@@ -730,6 +730,7 @@ class Result:
     committer_batches_per_pod: float = math.nan  # the committer's batches in the window per bound pod
     requests_per_batch: float = math.nan  # requests appended in the window per committer batch in it
     scheduler: str = "draplane"  # which scheduler bound the pods, with its settings
+    machine_reference_ms: dict[str, float] = field(default_factory=dict)  # ops/bench/machine_speed.py
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -905,10 +906,12 @@ class Bench:
         try:
             setup_started = time.monotonic()
             await self.setup(loader)
+            speed_before = machine_speed.reference_ms()
             if w.steady:
                 measured, started_ms, ended_ms, cpu0, cpu1 = await self.steady(loader, observer)
             else:
                 measured, started_ms, ended_ms, cpu0, cpu1 = await self.batch(loader, observer, setup_started)
+            speed_after = machine_speed.reference_ms()
             setup_s = time.monotonic() - setup_started - (ended_ms - started_ms) / 1000
             # Decision records are draplane's scheduler's; kube-scheduler's attempts are not counted.
             attempts = await self.attempts(bus, measured) if self.scheduler == "draplane" else {}
@@ -950,6 +953,7 @@ class Bench:
             committer_batches_per_pod=batches / n if n else math.nan,
             requests_per_batch=in_window / batches if batches > 0 else math.nan,
             scheduler=self.scheduler_label(),
+            machine_reference_ms={"before": speed_before, "after": speed_after},
         )
 
     def scheduler_label(self) -> str:
@@ -1123,6 +1127,9 @@ def report(result: Result) -> str:
         f"  attempts per pod   {attempts_text(result)}",
         f"  CPU per pod        {cpu}",
     ]
+    if result.machine_reference_ms:
+        speed = result.machine_reference_ms
+        lines.append(f"  machine speed      {machine_speed.text(speed['before'], speed['after'])}")
     if not math.isnan(result.committer_batches_per_pod):
         lines.append(
             f"  committer batches  {result.committer_batches_per_pod:.2f} per pod, "
