@@ -1207,6 +1207,12 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--pods", type=int, help="measured pods of claim-template (default: half the devices)")
     p.add_argument("--duration", type=float, default=10.0, help="seconds of steady state (default 10)")
+    p.add_argument(
+        "--warmup",
+        type=float,
+        default=0.0,
+        help="seconds of steady-empty run first on a log of its own and not counted (a fresh Kafka broker); default 0",
+    )
     p.add_argument("--parallel", type=int, default=256, help="concurrent writes of the load generator")
     p.add_argument("--timeout", type=float, default=900.0, help="give up when pods are not bound after this long")
     p.add_argument("--claim-controller", action="store_true", help="run the controller-manager instead of faking it")
@@ -1262,10 +1268,14 @@ async def main_async(args: argparse.Namespace) -> int:
     if "kube" in schedulers and kube_scheduler.binary(args.kube_version)[0] is None:
         raise SystemExit(kube_scheduler.binary(args.kube_version)[1])
     runs = len(names) * len(schedulers)
-    if args.bus and not args.bus.startswith("kafka://") and runs > 1:
-        raise SystemExit("an embedded --bus holds one run; pick one --workload and one --scheduler, or use --backend")
+    if args.bus and not args.bus.startswith("kafka://") and (runs > 1 or args.warmup > 0):
+        raise SystemExit(
+            "an embedded --bus holds one run; pick one --workload and one --scheduler, no --warmup, or use --backend"
+        )
     results: list[Result] = []
     with tempfile.TemporaryDirectory(prefix="bench-scheduler-") as tmp:
+        if args.warmup > 0:
+            await warm_up(args, Path(tmp), schedulers[0])
         for name in names:
             pair: dict[str, Result] = {}
             for scheduler in schedulers:
@@ -1279,6 +1289,21 @@ async def main_async(args: argparse.Namespace) -> int:
     if args.json:
         write_json(args.json, results)
     return 0
+
+
+async def warm_up(args: argparse.Namespace, tmp: Path, scheduler: str) -> None:
+    """``--warmup``: the steady-empty workload for that many seconds on a log of its own, not counted.
+
+    Why: a broker started minutes ago still runs interpreted and cold code; its first steady-state runs
+    were 40-60 % slower than the next ones (docs/decisions/latency.md, "Fourteenth pass"). A warm-up on
+    another prefix (another file on the embedded log) leaves the measured run's log fresh.
+    """
+    workload = workloads(args.nodes, None, args.warmup)["steady-empty"]
+    result = await Bench(bus_url(args, tmp), workload, args, str(tmp), scheduler=scheduler).run()
+    print(
+        f"warm-up: {workload.title}, {args.warmup:g} s, {result.pods_per_s:.1f} pods/s (not counted)",
+        flush=True,
+    )
 
 
 def compare(kube: Result, draplane: Result) -> str:

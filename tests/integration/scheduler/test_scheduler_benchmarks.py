@@ -22,8 +22,8 @@ from tests.conftest import BusUrl
 REPO = Path(__file__).resolve().parents[3]
 
 
-def bench(script: str, *argv: str) -> str:
-    result = subprocess.run(
+def run_bench(script: str, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
         [sys.executable, str(REPO / "ops" / "bench" / script), *argv],
         capture_output=True,
         text=True,
@@ -32,6 +32,10 @@ def bench(script: str, *argv: str) -> str:
         env={**os.environ, "PYTHONPATH": str(REPO)},
         check=False,
     )
+
+
+def bench(script: str, *argv: str) -> str:
+    result = run_bench(script, *argv)
     assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout
 
@@ -82,3 +86,23 @@ def test_the_steady_state_benchmark_breaks_create_to_bound_into_hops(bus_url: Bu
     # The machine's speed, timed before and after the window (ops/bench/machine_speed.py).
     assert set(figures["machine_reference_ms"]) == {"before", "after"}
     assert all(v > 0 for v in figures["machine_reference_ms"].values())
+
+
+def test_a_warm_up_runs_on_a_log_of_its_own_before_the_measured_run(tmp_path: Path) -> None:
+    out = tmp_path / "figures.json"
+    argv = ["--workload", "steady-empty", "--nodes", "10", "--duration", "2", "--warmup", "1", "--json", str(out)]
+    text = bench("scheduler.py", *argv)
+    warm = re.search(
+        r"warm-up: SteadyStateClusterResourceClaimTemplate/empty, 1 s, ([\d.]+) pods/s \(not counted\)", text
+    )
+    assert warm is not None and float(warm.group(1)) > 0
+    (figures,) = orjson.loads(out.read_bytes())  # only the measured run is a result
+    # The measured run's log is fresh: its first pods are the first ten of a new log, and all were bound once.
+    assert figures["measured_pods"] > 10 and figures["attempts_histogram"] == {"1": figures["measured_pods"]}
+
+
+def test_a_warm_up_is_refused_on_a_given_embedded_log(tmp_path: Path) -> None:
+    given = f"sqlite:///{tmp_path / 'bus.db'}"
+    result = run_bench("scheduler.py", "--bus", given, "--workload", "steady-empty", "--warmup", "1")
+    assert result.returncode != 0 and "no --warmup" in result.stderr
+    assert not (tmp_path / "bus.db").exists()
