@@ -88,6 +88,7 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -516,9 +517,15 @@ class Steps:
         return sum(1 for t in self.appended_ms if start_ms <= t <= end_ms)
 
     def hops(
-        self, keys: Sequence[str], requests: dict[str, int], bound_ms: dict[str, int], replaces: dict[str, str]
+        self,
+        keys: Sequence[str],
+        requests: dict[str, int],
+        bound_ms: dict[str, int],
+        replaces: dict[str, str],
+        attempt_started: dict[str, int],
     ) -> dict[str, list[float]]:
-        """Per hop, its duration for every measured pod that has both ends (ms)."""
+        """Per hop, its duration for every measured pod that has both ends (ms); ``attempt_started``: when the
+        scheduling attempt that bound each pod started, which splits the scheduler's hop in two."""
         out: dict[str, list[float]] = {}
 
         def add(name: str, value: float | None) -> None:
@@ -544,7 +551,15 @@ class Steps:
                 add(f"request → {step} committed", _minus(committed, sent[step]))
                 committed_before, sent_before = committed, sent[step]
             add("pod committed → binding committed", steps["binding"][0] - steps["pod"][0])
+            started = attempt_started.get(key)
+            add("(in it) pod claim status committed → attempt started", _minus(started, steps["pod claim status"][0]))
+            add("(in it) attempt started → finalizer request", _minus(sent["finalizer"], started))
         return out
+
+
+def attempt_started_ms(record: dict[str, Any]) -> int:
+    """When a scheduling attempt started (a decision record's ``time``, RFC 3339 to the millisecond)."""
+    return round(datetime.fromisoformat(str(record["time"])).timestamp() * 1000)
 
 
 def _minus(a: int | None, b: int | None) -> float | None:
@@ -914,12 +929,12 @@ class Bench:
             speed_after = machine_speed.reference_ms()
             setup_s = time.monotonic() - setup_started - (ended_ms - started_ms) / 1000
             # Decision records are draplane's scheduler's; kube-scheduler's attempts are not counted.
-            attempts = await self.attempts(bus, measured) if self.scheduler == "draplane" else {}
+            attempts, started = await self.attempts(bus, measured) if self.scheduler == "draplane" else ({}, {})
             breakdown = {}
             batches = self.batch_counts[1] - self.batch_counts[0]
             requests = await request_times(bus) if w.steady or not math.isnan(batches) else {}
             if w.steady:
-                breakdown = steps.hops(measured, requests, observer.bound_ms, self.replaces)
+                breakdown = steps.hops(measured, requests, observer.bound_ms, self.replaces, started)
             in_window = sum(1 for t in requests.values() if started_ms <= t <= ended_ms)
         finally:
             await client.close()
@@ -1084,20 +1099,21 @@ class Bench:
         in_window = [k for k in measured if observer.bound_ms.get(k, ended_ms + 1) <= ended_ms]
         return in_window, started_ms, ended_ms, cpu0, cpu1
 
-    async def attempts(self, bus: Bus, keys: Sequence[str]) -> dict[str, int]:
-        """Attempts per measured pod from the decision records (waiting for the last ones to land)."""
+    async def attempts(self, bus: Bus, keys: Sequence[str]) -> tuple[dict[str, int], dict[str, int]]:
+        """Attempts per measured pod from the decision records (waiting for the last ones to land), and when
+        (ms since the epoch) the attempt that bound it started."""
         wanted = set(keys)
         deadline = time.monotonic() + 30
         while True:
             counts: Counter[str] = Counter()
-            bound: set[str] = set()
+            started: dict[str, int] = {}
             for decision in await read_decisions(bus):
                 if decision.pod in wanted:
                     counts[decision.pod] += 1
                     if (decision.record.get("binding") or {}).get("result") == "bound":
-                        bound.add(decision.pod)
-            if bound >= wanted or time.monotonic() > deadline:
-                return {k: counts.get(k, 0) for k in keys}
+                        started[decision.pod] = attempt_started_ms(decision.record)
+            if started.keys() >= wanted or time.monotonic() > deadline:
+                return {k: counts.get(k, 0) for k in keys}, started
             await asyncio.sleep(0.5)
 
 
