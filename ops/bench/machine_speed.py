@@ -13,11 +13,24 @@ JSON objects with orjson, walking dicts and lists, formatting strings. It runs
 single-threaded in the benchmark's own process while its children are idle
 (before their window opens, after it closes); the figure is the fastest of a
 few rounds, the one least disturbed by other load.
+
+The speed moves within a window too, so a `Probe` also times it *during* one:
+a process of its own does a fifteenth of that work every `PROBE_INTERVAL_S`
+(~1 % of a core) and times each round in its own CPU time, which waiting for a
+core does not inflate, only a slower core does. Its median, scaled to the
+reference's work, is the window's figure. Two runs of one tree at different
+speeds then compare by their latency over this figure; a change that leaves the
+CPU per pod alone shows through the machine's swings that way
+(docs/decisions/latency.md, "Fourteenth pass").
 """
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import statistics
+import sys
+import threading
 import time
 from typing import Any
 
@@ -25,6 +38,8 @@ import orjson
 
 ROUNDS = 7
 OBJECTS = 1500  # per round: ~10 ms of work on this machine kind
+PROBE_OBJECTS = OBJECTS // 15  # a probe's round: ~0.5 ms
+PROBE_INTERVAL_S = 0.05
 
 
 def _object(i: int) -> dict[str, Any]:
@@ -81,9 +96,65 @@ def reference_ms(rounds: int = ROUNDS) -> float:
     return best * 1000
 
 
-def text(before_ms: float, after_ms: float) -> str:
-    """The report line's value: both timings, so a phase change during the window shows."""
+def text(before_ms: float, after_ms: float, during_ms: float) -> str:
+    """The report line's value: the timings before, during and after the window (a phase change shows)."""
     return (
-        f"reference {before_ms:.2f} ms before the window, {after_ms:.2f} ms after "
-        f"(fixed Python work, fastest of {ROUNDS}; lower is faster)"
+        f"reference {before_ms:.2f} ms before the window, {during_ms:.2f} during it, {after_ms:.2f} after "
+        f"(fixed Python work; before and after: fastest of {ROUNDS}; during: median CPU time of a probe; "
+        "lower is faster)"
     )
+
+
+def probe_rounds(stop: threading.Event, *, interval: float = PROBE_INTERVAL_S) -> list[float]:
+    """Until ``stop`` is set: a probe round every ``interval`` seconds, each timed in this thread's CPU time and
+    scaled to the reference's work (ms)."""
+    encoded = [orjson.dumps(_object(i)) for i in range(PROBE_OBJECTS)]
+    scale = OBJECTS / PROBE_OBJECTS
+    timings: list[float] = []
+    gc.disable()  # as in `reference_ms`; this process does nothing else
+    while not stop.wait(interval):
+        started = time.thread_time()
+        _one_round(encoded)
+        timings.append((time.thread_time() - started) * 1000 * scale)
+    return timings
+
+
+def probe_main() -> None:
+    """The probe process: rounds until its stdin closes, then their timings on stdout, one per line."""
+    stop = threading.Event()
+
+    def wait_for_eof() -> None:
+        sys.stdin.buffer.read()
+        stop.set()
+
+    threading.Thread(target=wait_for_eof, daemon=True).start()
+    for timing in probe_rounds(stop):
+        print(f"{timing:.4f}")
+
+
+class Probe:
+    """A probe process timing the fixed work while a window runs (`start`, then `stop` for the median)."""
+
+    def __init__(self) -> None:
+        self._proc: asyncio.subprocess.Process | None = None
+
+    async def start(self) -> None:
+        self._proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            __file__,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+        )
+
+    async def stop(self) -> float:
+        """The median of the rounds, in ms of the reference's work (NaN when no round ran)."""
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return float("nan")
+        out, _ = await proc.communicate(b"")
+        timings = [float(line) for line in out.decode().split()]
+        return statistics.median(timings) if timings else float("nan")
+
+
+if __name__ == "__main__":
+    probe_main()

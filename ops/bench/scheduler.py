@@ -777,6 +777,8 @@ class Bench:
     procs: dict[str, Process] = field(default_factory=dict)
     replaces: dict[str, str] = field(default_factory=dict)  # steady state: new pod -> the bound pod it replaced
     batch_counts: tuple[float, float] = (math.nan, math.nan)  # the committer's batches at the last two window edges
+    probe: machine_speed.Probe = field(default_factory=machine_speed.Probe)  # times the machine during the window
+    speed_during: float = math.nan  # its median (ops/bench/machine_speed.py)
 
     @property
     def through_apiserver(self) -> bool:
@@ -968,7 +970,7 @@ class Bench:
             committer_batches_per_pod=batches / n if n else math.nan,
             requests_per_batch=in_window / batches if batches > 0 else math.nan,
             scheduler=self.scheduler_label(),
-            machine_reference_ms={"before": speed_before, "after": speed_after},
+            machine_reference_ms={"before": speed_before, "during": self.speed_during, "after": speed_after},
         )
 
     def scheduler_label(self) -> str:
@@ -1038,12 +1040,14 @@ class Bench:
         await self.wait_bound(observer, [f"init/{n}" for n in init], timeout=self.args.timeout)
         names = [f"test-{i:05d}" for i in range(w.measure_pods)]
         keys = [f"test/{n}" for n in names]
+        await self.probe.start()
         cpu0 = await self.window_edge()
         started_ms = int(time.time() * 1000)
         creating = asyncio.create_task(loader.create_pods("test", names))
         await self.wait_bound(observer, keys, timeout=self.args.timeout)
         await creating
         cpu1 = await self.window_edge()
+        self.speed_during = await self.probe.stop()
         ended_ms = max(observer.bound_ms[k] for k in keys)
         first_created = min(observer.created_ms[k] for k in keys)
         return keys, min(started_ms, first_created), ended_ms, cpu0, cpu1
@@ -1083,6 +1087,7 @@ class Bench:
             task.add_done_callback(replacing.discard)
 
         observer.on_bound = on_bound
+        await self.probe.start()
         cpu0 = await self.window_edge()
         started_ms = int(time.time() * 1000)
         first = [next_name() for _ in range(STEADY_PENDING)]
@@ -1092,6 +1097,7 @@ class Bench:
         stopping = True
         ended_ms = int(time.time() * 1000)
         cpu1 = await self.window_edge()
+        self.speed_during = await self.probe.stop()
         observer.on_bound = None
         while replacing:
             await asyncio.gather(*list(replacing), return_exceptions=True)
@@ -1145,7 +1151,7 @@ def report(result: Result) -> str:
     ]
     if result.machine_reference_ms:
         speed = result.machine_reference_ms
-        lines.append(f"  machine speed      {machine_speed.text(speed['before'], speed['after'])}")
+        lines.append(f"  machine speed      {machine_speed.text(speed['before'], speed['after'], speed['during'])}")
     if not math.isnan(result.committer_batches_per_pod):
         lines.append(
             f"  committer batches  {result.committer_batches_per_pod:.2f} per pod, "

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
 import gc
+import math
+import statistics
+import threading
 
 import orjson
 import pytest
@@ -35,9 +39,27 @@ def test_the_reference_is_a_positive_time_and_leaves_collection_as_it_was() -> N
         gc.enable()
 
 
-def test_the_report_line_shows_both_timings() -> None:
-    line = machine_speed.text(5.25, 9.0)
-    assert "5.25 ms before" in line and "9.00 ms after" in line
+def test_the_report_line_shows_all_three_timings() -> None:
+    line = machine_speed.text(5.25, 9.0, 7.125)
+    assert "5.25 ms before" in line and "7.12 during" in line and "9.00 after" in line
+
+
+def test_a_probe_times_rounds_until_stopped_in_the_references_units() -> None:
+    stop = threading.Event()
+    threading.Timer(0.3, stop.set).start()
+    timings = machine_speed.probe_rounds(stop, interval=0.01)
+    assert len(timings) >= 3 and all(t > 0 for t in timings)
+    # Scaled to the reference's work: the same order as a reference round (not a fifteenth of it).
+    assert 0.2 < statistics.median(timings) / machine_speed.reference_ms(rounds=3) < 5
+    gc.enable()  # probe_rounds runs in a process of its own, which it leaves with collection off
+
+
+async def test_the_probe_process_reports_its_median_once_stopped() -> None:
+    probe = machine_speed.Probe()
+    await probe.start()
+    await asyncio.sleep(0.5)
+    assert await probe.stop() > 0
+    assert math.isnan(await probe.stop())  # stopped: nothing more to report
 
 
 @pytest.mark.parametrize("rounds", [0, -1])
