@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime
 
 import pytest
@@ -9,7 +10,7 @@ import pytest
 from services.scheduler import decisions, rejections
 from services.scheduler.explain import render_pod
 from services.scheduler.pod_condition import condition_patch
-from services.scheduler.service import NOTE_LENGTH_LIMIT, truncate_message, visible_pod
+from services.scheduler.service import NOTE_LENGTH_LIMIT, between_cycles, truncate_message, visible_pod
 from services.scheduler.status import Code, new_status
 from topics.envelope import MalformedRecord
 
@@ -212,3 +213,23 @@ def test_explain_shortens_long_node_lists_unless_asked() -> None:
     assert "node-09, … and 15 more" in render_pod("default/train", [record])
     assert "node-24" in render_pod("default/train", [record], max_nodes=None)
     assert render_pod("default/x", []) == "No scheduling attempts recorded for pod default/x.\n"
+
+
+async def test_between_two_cycles_a_binding_task_and_the_send_it_starts_both_run() -> None:
+    """The binding task of the cycle just done gets to its requests' send, and the bus's append task that
+    send starts runs too, before the scheduling loop goes on to the next cycle."""
+    ran: list[str] = []
+    started: list[asyncio.Task[None]] = []
+
+    async def append() -> None:  # as the embedded bus's drain task
+        ran.append("append")
+
+    async def binding() -> None:  # as a binding task: its first step sends, which starts the append task
+        ran.append("binding")
+        started.append(asyncio.create_task(append()))
+        await asyncio.Event().wait()  # then waits for the committer's reply
+
+    task = asyncio.create_task(binding())
+    await between_cycles()
+    assert ran == ["binding", "append"]
+    task.cancel()
