@@ -22,6 +22,12 @@ reference's work, is the window's figure. Two runs of one tree at different
 speeds then compare by their latency over this figure; a change that leaves the
 CPU per pod alone shows through the machine's swings that way
 (docs/decisions/latency.md, "Fourteenth pass").
+
+What swings is the core itself, not the share of it the guest gets (no steal
+time is reported): the reference pinned to one vCPU took 1.58x as long once
+while the other vCPU spun, and 0.97-1.22x in later tries, so the physical
+core is at times shared with another hyperthread, ours or another tenant's.
+Nothing in the guest controls that.
 """
 
 from __future__ import annotations
