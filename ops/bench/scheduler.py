@@ -1316,9 +1316,10 @@ async def main_async(args: argparse.Namespace) -> int:
 async def warm_up(args: argparse.Namespace, tmp: Path, scheduler: str) -> None:
     """``--warmup``: the steady-empty workload for that many seconds on a log of its own, not counted.
 
-    Why: a broker started minutes ago still runs interpreted and cold code; its first steady-state runs
-    were 40-60 % slower than the next ones (docs/decisions/latency.md, "Fourteenth pass"). A warm-up on
-    another prefix (another file on the embedded log) leaves the measured run's log fresh.
+    Why: a broker started minutes ago still runs interpreted and cold code: the first steady-empty run on
+    a fresh broker gave 34-36 pods/s where runs minutes later gave 56-107 (docs/decisions/latency.md,
+    "Fourteenth pass"). A warm-up on another prefix (another file on the embedded log) leaves the
+    measured run's log fresh.
     """
     workload = workloads(args.nodes, None, args.warmup)["steady-empty"]
     result = await Bench(bus_url(args, tmp), workload, args, str(tmp), scheduler=scheduler).run()
