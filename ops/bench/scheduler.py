@@ -557,9 +557,13 @@ class Steps:
         return out
 
 
-def attempt_started_ms(record: dict[str, Any]) -> int:
-    """When a scheduling attempt started (a decision record's ``time``, RFC 3339 to the millisecond)."""
-    return round(datetime.fromisoformat(str(record["time"])).timestamp() * 1000)
+def attempt_started_ms(record: dict[str, Any]) -> int | None:
+    """When a scheduling attempt started (a decision record's ``time``, RFC 3339 to the millisecond); None when
+    the record has no readable time."""
+    try:
+        return round(datetime.fromisoformat(str(record["time"])).timestamp() * 1000)
+    except (KeyError, ValueError):
+        return None
 
 
 def _minus(a: int | None, b: int | None) -> float | None:
@@ -898,6 +902,7 @@ class Bench:
             finally:
                 await bus.close()
         finally:
+            await self.probe.stop()  # when the window did not close (nothing when it did)
             await self.stop_processes()
 
     async def measure(self, bus: Bus) -> Result:
@@ -1112,13 +1117,17 @@ class Bench:
         deadline = time.monotonic() + 30
         while True:
             counts: Counter[str] = Counter()
+            bound: set[str] = set()
             started: dict[str, int] = {}
             for decision in await read_decisions(bus):
                 if decision.pod in wanted:
                     counts[decision.pod] += 1
                     if (decision.record.get("binding") or {}).get("result") == "bound":
-                        started[decision.pod] = attempt_started_ms(decision.record)
-            if started.keys() >= wanted or time.monotonic() > deadline:
+                        bound.add(decision.pod)
+                        at = attempt_started_ms(decision.record)
+                        if at is not None:
+                            started[decision.pod] = at
+            if bound >= wanted or time.monotonic() > deadline:
                 return {k: counts.get(k, 0) for k in keys}, started
             await asyncio.sleep(0.5)
 
