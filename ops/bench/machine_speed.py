@@ -18,16 +18,17 @@ The speed moves within a window too, so a `Probe` also times it *during* one:
 a process of its own does a fifteenth of that work every `PROBE_INTERVAL_S`
 (~1 % of a core) and times each round in its own CPU time, which waiting for a
 core does not inflate, only a slower core does. Its median, scaled to the
-reference's work, is the window's figure. Two runs of one tree at different
-speeds then compare by their latency over this figure; a change that leaves the
-CPU per pod alone shows through the machine's swings that way
-(docs/decisions/latency.md, "Fourteenth pass").
+reference's work, is the window's figure (docs/decisions/latency.md,
+"Fourteenth pass").
 
 What swings is the core itself, not the share of it the guest gets (no steal
 time is reported): the reference pinned to one vCPU took 1.58x as long once
 while the other vCPU spun, and 0.97-1.22x in later tries, so the physical
 core is at times shared with another hyperthread, ours or another tenant's.
-Nothing in the guest controls that.
+Nothing in the guest controls that, and no one figure captures all of it: in
+six runs with the probe at ~10 ms throughout, throughput still ranged 1.65x
+and followed the reference before the window (5.7-6.3 ms in the faster
+three, 9.5-9.9 in the slower).
 """
 
 from __future__ import annotations
