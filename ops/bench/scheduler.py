@@ -88,7 +88,6 @@ import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -115,7 +114,7 @@ from services.runtime import gc_pause  # noqa: E402
 from services.runtime.atomic_files import write_atomically  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
-from services.scheduler.decisions import read_decisions  # noqa: E402
+from services.scheduler.decisions import attempt_started_ms, read_decisions  # noqa: E402
 from services.testing.harness import ADMIN, LogHarness  # noqa: E402
 from services.testing.ports import free_port  # noqa: E402
 from services.testing.proc import cpu_seconds  # noqa: E402
@@ -555,15 +554,6 @@ class Steps:
             add("(in it) pod claim status committed → attempt started", _minus(started, steps["pod claim status"][0]))
             add("(in it) attempt started → finalizer request", _minus(sent["finalizer"], started))
         return out
-
-
-def attempt_started_ms(record: dict[str, Any]) -> int | None:
-    """When a scheduling attempt started (a decision record's ``time``, RFC 3339 to the millisecond); None when
-    the record has no readable time."""
-    try:
-        return round(datetime.fromisoformat(str(record["time"])).timestamp() * 1000)
-    except (KeyError, ValueError):
-        return None
 
 
 def _minus(a: int | None, b: int | None) -> float | None:
@@ -1124,7 +1114,7 @@ class Bench:
                     counts[decision.pod] += 1
                     if (decision.record.get("binding") or {}).get("result") == "bound":
                         bound.add(decision.pod)
-                        at = attempt_started_ms(decision.record)
+                        at = attempt_started_ms(decision.record)  # services/scheduler/decisions.py
                         if at is not None:
                             started[decision.pod] = at
             if bound >= wanted or time.monotonic() > deadline:

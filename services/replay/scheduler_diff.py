@@ -27,7 +27,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from services.scheduler import decisions, rejections
@@ -39,13 +38,8 @@ DRA_PLUGIN = "DynamicResources"
 
 def attempt_time_ms(record: Mapping[str, Any], fallback_ms: int) -> int:
     """When the attempt began (the record's ``time``), else ``fallback_ms`` (the record's log time)."""
-    text = record.get("time")
-    if isinstance(text, str) and text:
-        try:
-            return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
-        except ValueError:
-            pass
-    return fallback_ms
+    started = decisions.attempt_started_ms(record)
+    return fallback_ms if started is None else started
 
 
 def pod_resource_version(record: Mapping[str, Any]) -> int | None:

@@ -233,3 +233,17 @@ async def test_between_two_cycles_a_binding_task_and_the_send_it_starts_both_run
     await between_cycles()
     assert ran == ["binding", "append"]
     task.cancel()
+
+
+def test_an_attempts_start_is_read_from_its_decision_record() -> None:
+    # What `with_context` writes (`rfc3339_ms`) reads back to the same millisecond.
+    at = datetime(2026, 12, 3, 13, 0, 0, 123000, tzinfo=UTC)
+    record = decisions.with_context({}, started=at, pod_resource_version="1", cycle=1)
+    assert record["time"] == "2026-12-03T13:00:00.123Z"
+    assert decisions.attempt_started_ms(record) == round(at.timestamp() * 1000)
+
+
+def test_a_decision_without_a_readable_time_has_no_start() -> None:
+    assert decisions.attempt_started_ms({}) is None
+    assert decisions.attempt_started_ms({"time": "yesterday"}) is None
+    assert decisions.attempt_started_ms({"time": 17}) is None
