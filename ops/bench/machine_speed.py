@@ -39,6 +39,7 @@ import statistics
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from typing import Any
 
 import orjson
@@ -126,8 +127,13 @@ def probe_rounds(stop: threading.Event, *, interval: float = PROBE_INTERVAL_S) -
     return timings
 
 
+READY = "ready"
+
+
 def probe_main() -> None:
-    """The probe process: rounds until its stdin closes, then their timings on stdout, one per line."""
+    """The probe process: `READY` on stdout once started, rounds until its stdin closes, then their timings on
+    stdout, one per line."""
+    print(READY, flush=True)
     stop = threading.Event()
 
     def wait_for_eof() -> None:
@@ -142,16 +148,19 @@ def probe_main() -> None:
 class Probe:
     """A probe process timing the fixed work while a window runs (`start`, then `stop` for the median)."""
 
-    def __init__(self) -> None:
+    def __init__(self, argv: Sequence[str] = (sys.executable, __file__)) -> None:
+        self.argv = tuple(argv)  # the probe process's command (`probe_main`)
         self._proc: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
-        self._proc = await asyncio.create_subprocess_exec(
-            sys.executable,
-            __file__,
-            stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE,
+        """Start the probe and return once it is ready: its interpreter's start-up is not the window's."""
+        proc = await asyncio.create_subprocess_exec(
+            *self.argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE
         )
+        assert proc.stdout is not None
+        if (await proc.stdout.readline()).decode().strip() != READY:
+            raise RuntimeError(f"the machine-speed probe exited before it was ready (status {await proc.wait()})")
+        self._proc = proc
 
     async def stop(self) -> float:
         """The median of the rounds, in ms of the reference's work (NaN when no round ran)."""

@@ -6,7 +6,9 @@ import asyncio
 import gc
 import math
 import statistics
+import sys
 import threading
+from pathlib import Path
 
 import orjson
 import pytest
@@ -52,6 +54,28 @@ def test_a_probe_times_rounds_until_stopped_in_the_references_units() -> None:
     # Scaled to the reference's work: the same order as a reference round (not a fifteenth of it).
     assert 0.2 < statistics.median(timings) / machine_speed.reference_ms(rounds=3) < 5
     gc.enable()  # probe_rounds runs in a process of its own, which it leaves with collection off
+
+
+async def test_a_probe_is_running_its_rounds_when_start_returns(tmp_path: Path) -> None:
+    """`start` waits for the probe's ready line, so its interpreter's start-up falls before the window."""
+    marker = tmp_path / "started"
+    child = (
+        "import sys, time\n"
+        "time.sleep(0.3)\n"
+        f"open({str(marker)!r}, 'w').close()\n"
+        "print('ready', flush=True)\n"
+        "sys.stdin.read()\n"
+        "print('4.0')\n"
+    )
+    probe = machine_speed.Probe([sys.executable, "-c", child])
+    await probe.start()
+    assert marker.exists()
+    assert await probe.stop() == 4.0
+
+
+async def test_a_probe_that_exits_before_it_is_ready_is_an_error() -> None:
+    with pytest.raises(RuntimeError, match="exited before it was ready"):
+        await machine_speed.Probe([sys.executable, "-c", "pass"]).start()
 
 
 async def test_the_probe_process_reports_its_median_once_stopped() -> None:
