@@ -156,6 +156,31 @@ def kafka_container(image: str, *, host: str, port: int) -> Any:
     return container
 
 
+# Testcontainers' "startup attempts": a broker that exits during start-up gets one more container.
+STARTUP_ATTEMPTS = 2
+# How much of a failed container's output its error message carries.
+LOG_TAIL_LINES = 20
+
+
+def log_tail(stdout: bytes, stderr: bytes, lines: int = LOG_TAIL_LINES) -> str:
+    """The last ``lines`` lines of a container's stdout, then of its stderr, one text ("" when both are empty)."""
+    parts = []
+    for name, data in (("stdout", stdout), ("stderr", stderr)):
+        text = data.decode(errors="replace").rstrip().splitlines()[-lines:]
+        if text:
+            parts.append(f"last {name} lines:\n" + "\n".join(text))
+    return "\n".join(parts)
+
+
+def start_failure(container: Any, exc: Exception) -> str:
+    """Why ``container`` did not start: the error, then what the container wrote before it gave up."""
+    why = f"({type(exc).__name__}: {exc})"
+    logs = ""
+    with contextlib.suppress(Exception):  # no container to read, or the engine's error: the error alone
+        logs = log_tail(*container.get_logs())
+    return f"{why}\n{logs}" if logs else why
+
+
 def _testcontainers(image: str) -> Backend:
     problem = docker_problem()
     if problem is not None:
@@ -168,21 +193,27 @@ def _testcontainers(image: str) -> Backend:
     # The reaper (Ryuk) is an image from a registry; the Backend stops its container instead.
     testcontainers_config.ryuk_disabled = True
     host = "127.0.0.1"
-    container = kafka_container(image, host=host, port=free_port())
-    try:
-        container.start()
-    except Exception as exc:  # docker's and testcontainers' errors have no common base
-        with contextlib.suppress(Exception):
-            container.stop()
-        raise BackendUnavailable(
-            f"backend 'testcontainers': the {image} container did not start ({type(exc).__name__}: {exc})"
-        ) from None
-    bootstrap = f"{host}:{container.get_exposed_port(9092)}"
-    return Backend(
-        "testcontainers",
-        f"a {image} container from testcontainers",
-        bootstrap=bootstrap,
-        _close=container.stop,
+    failures: list[str] = []
+    for attempt in range(1, STARTUP_ATTEMPTS + 1):
+        container = kafka_container(image, host=host, port=free_port())
+        try:
+            container.start()
+        except Exception as exc:  # docker's and testcontainers' errors have no common base
+            failures.append(f"attempt {attempt}: {start_failure(container, exc)}")
+            with contextlib.suppress(Exception):
+                container.stop()
+            continue
+        bootstrap = f"{host}:{container.get_exposed_port(9092)}"
+        earlier = f" (after {'; '.join(failures)})" if failures else ""
+        return Backend(
+            "testcontainers",
+            f"a {image} container from testcontainers{earlier}",
+            bootstrap=bootstrap,
+            _close=container.stop,
+        )
+    raise BackendUnavailable(
+        f"backend 'testcontainers': the {image} container did not start in {STARTUP_ATTEMPTS} attempts: "
+        + "; ".join(failures)
     )
 
 

@@ -231,38 +231,94 @@ def test_auto_does_not_pull_a_missing_kafka_image(monkeypatch: pytest.MonkeyPatc
 
 
 class _UnstartableContainer:
-    """A Kafka container that does not start, as when docker cannot run it."""
+    """A Kafka container that does not start, as when docker cannot run it or the broker exits."""
 
-    stopped = False
+    started: list[int] = []
+    stopped: list[int] = []
+    logs: tuple[bytes, bytes] | None = None  # None: there is no container to read
 
-    def __init__(self, image: str) -> None:
-        self.image = image
+    def __init__(self, image: str, port: int) -> None:
+        self.image, self.port = image, port
 
     def start(self) -> None:
+        _UnstartableContainer.started.append(self.port)
         raise RuntimeError(f"cannot start {self.image}")
 
+    def get_logs(self) -> tuple[bytes, bytes]:
+        if self.logs is None:
+            raise RuntimeError("Container should be started before getting logs")
+        return self.logs
+
     def stop(self) -> None:
-        _UnstartableContainer.stopped = True
+        _UnstartableContainer.stopped.append(self.port)
 
 
-def test_auto_falls_back_to_the_embedded_log_when_the_container_does_not_start(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    """A Docker engine that answers but cannot run the container must not fail every test."""
+@pytest.fixture
+def unstartable(monkeypatch: pytest.MonkeyPatch) -> type[_UnstartableContainer]:
     monkeypatch.delenv(backends.KAFKA_ENV, raising=False)
     monkeypatch.setattr(backends, "docker_problem", lambda: None)
     monkeypatch.setattr(backends, "image_problem", lambda image: None)
-    monkeypatch.setattr(backends, "kafka_container", lambda image, **_: _UnstartableContainer(image))
+    monkeypatch.setattr(backends, "kafka_container", lambda image, port, **_: _UnstartableContainer(image, port))
+    _UnstartableContainer.started, _UnstartableContainer.stopped, _UnstartableContainer.logs = [], [], None
+    return _UnstartableContainer
+
+
+def test_auto_falls_back_to_the_embedded_log_when_the_container_does_not_start(
+    unstartable: type[_UnstartableContainer],
+) -> None:
+    """A Docker engine that answers but cannot run the container must not fail every test."""
     chosen = choose("auto")
     assert chosen.kind == "embedded"
+    image = backends.DEFAULT_KAFKA_IMAGE
     assert chosen.reason == (
-        "no Kafka container and no KAFKA_BOOTSTRAP_SERVERS: backend 'testcontainers': the "
-        f"{backends.DEFAULT_KAFKA_IMAGE} container did not start "
-        f"(RuntimeError: cannot start {backends.DEFAULT_KAFKA_IMAGE})"
+        f"no Kafka container and no KAFKA_BOOTSTRAP_SERVERS: backend 'testcontainers': the {image} container did not "
+        f"start in 2 attempts: attempt 1: (RuntimeError: cannot start {image}); "
+        f"attempt 2: (RuntimeError: cannot start {image})"
     )
-    assert _UnstartableContainer.stopped
-    with pytest.raises(BackendUnavailable, match="container did not start"):
+    # Each attempt is a container of its own, on a port of its own, and each is removed.
+    assert len(set(unstartable.started)) == 2 and unstartable.stopped == unstartable.started
+    with pytest.raises(BackendUnavailable, match="container did not start in 2 attempts"):
         choose("testcontainers")
+
+
+def test_a_container_that_exits_says_what_it_wrote(unstartable: type[_UnstartableContainer]) -> None:
+    out = "\n".join(f"line {i}" for i in range(1, 31)).encode()
+    unstartable.logs = (out, b"Error: the JVM could not reserve its heap\n")
+    with pytest.raises(BackendUnavailable) as raised:
+        choose("testcontainers")
+    message = str(raised.value)
+    tail = "last stdout lines:\n" + "\n".join(f"line {i}" for i in range(11, 31))
+    assert message.count(tail + "\nlast stderr lines:\nError: the JVM could not reserve its heap") == 2, message
+    assert "line 10\n" not in message
+
+
+def test_a_second_attempt_that_starts_is_used_and_names_the_first(monkeypatch: pytest.MonkeyPatch) -> None:
+    class FlakyContainer(_UnstartableContainer):
+        def start(self) -> None:
+            if not _UnstartableContainer.started:
+                super().start()
+            _UnstartableContainer.started.append(self.port)
+
+        def get_exposed_port(self, port: int) -> int:
+            return self.port
+
+    monkeypatch.setattr(backends, "docker_problem", lambda: None)
+    monkeypatch.setattr(backends, "image_problem", lambda image: None)
+    monkeypatch.setattr(backends, "kafka_container", lambda image, port, **_: FlakyContainer(image, port))
+    _UnstartableContainer.started, _UnstartableContainer.stopped, _UnstartableContainer.logs = [], [], None
+    chosen = choose("testcontainers")
+    first, second = _UnstartableContainer.started
+    assert (chosen.kind, chosen.bootstrap) == ("testcontainers", f"127.0.0.1:{second}")
+    assert _UnstartableContainer.stopped == [first]
+    assert chosen.reason.endswith(
+        f"from testcontainers (after attempt 1: (RuntimeError: cannot start {backends.DEFAULT_KAFKA_IMAGE}))"
+    )
+
+
+def test_log_tail_keeps_the_last_lines_of_each_stream() -> None:
+    assert backends.log_tail(b"", b"") == ""
+    assert backends.log_tail(b"a\nb\nc\n", b"", lines=2) == "last stdout lines:\nb\nc"
+    assert backends.log_tail(b"", b"\xff oops\n") == "last stderr lines:\n\ufffd oops"
 
 
 def test_auto_takes_kafka_from_the_environment(monkeypatch: pytest.MonkeyPatch, kafka_bootstrap: str) -> None:
