@@ -63,7 +63,6 @@ import urllib.request
 import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +80,7 @@ from services.bus import open_bus  # noqa: E402
 from services.bus.port import BEGINNING, Bus  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
 from services.runtime.informer import Change, Informer  # noqa: E402
-from services.scheduler.decisions import read_decisions  # noqa: E402
+from services.scheduler.decisions import attempt_started_ms, read_decisions  # noqa: E402
 from services.testing.harness import ADMIN  # noqa: E402
 from topics.declarations import REQUESTS  # noqa: E402
 from topics.envelope import MalformedRecord, decode_request  # noqa: E402
@@ -430,8 +429,9 @@ async def measure(
             if namespace != NS or attempted is None:
                 continue
             attempted.attempts += 1
-            if (decision.record.get("binding") or {}).get("result") == "bound":
-                attempted.cycle_started_ms = datetime.fromisoformat(decision.record["time"]).timestamp() * 1000
+            started = attempt_started_ms(decision.record)
+            if (decision.record.get("binding") or {}).get("result") == "bound" and started is not None:
+                attempted.cycle_started_ms = started
     finally:
         await client.close()
         await informer.stop()

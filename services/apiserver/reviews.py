@@ -26,6 +26,7 @@ from services.api.admission.authorization import Authorizer
 from services.api.machinery import status as st
 from services.api.machinery.field_errors import FieldError, Verbatim, invalid
 from services.api.types.registry import ResourceType
+from services.kube.times import time_text
 from topics.envelope import UserInfo
 
 AUTHENTICATION_GROUP = "authentication.k8s.io"
@@ -60,10 +61,6 @@ def is_review(rt: ResourceType) -> bool:
     return (rt.group, rt.plural) in _BY_GROUP_RESOURCE
 
 
-def _rfc3339(moment: datetime) -> str:
-    return moment.strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def self_subject_review(user: UserInfo, *, uid: str, now: datetime) -> Obj:
     """Who the caller is (pkg/registry/authentication/selfsubjectreview)."""
     info: Obj = {"username": user.name}
@@ -74,7 +71,7 @@ def self_subject_review(user: UserInfo, *, uid: str, now: datetime) -> Obj:
     return {
         "kind": SELF_SUBJECT_REVIEWS.kind,
         "apiVersion": f"{AUTHENTICATION_GROUP}/v1",
-        "metadata": {"creationTimestamp": _rfc3339(now)},
+        "metadata": {"creationTimestamp": time_text(now)},
         "status": {"userInfo": info},
     }
 

@@ -9,9 +9,10 @@ them; they follow ``pkg/printers/internalversion/printers.go`` and
 from __future__ import annotations
 
 from collections.abc import Callable
-from datetime import datetime
 from functools import lru_cache
 from typing import Any
+
+from services.kube.times import parse_time as parse_wire_time
 
 Cell = str | int | float | bool | None
 Row = list[Cell]
@@ -53,10 +54,8 @@ def parse_time(value: Any) -> float | None:
 @lru_cache(maxsize=8192)
 def _parse_time(value: str) -> float | None:
     """Cached: a table of many objects repeats few distinct timestamps."""
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
+    moment = parse_wire_time(value)
+    return None if moment is None else moment.timestamp()
 
 
 def human_duration(seconds: float) -> str:

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple, Protocol
 from services.controllers.reserved_for import UIDCache
 from services.kube.device_taints import NO_EXECUTE, NONE, tolerates_taint
 from services.kube.resourceclaim import ClaimNameError, claim_name, is_for_pod, is_reserved_for_pod
+from services.kube.times import parse_time, time_text
 
 Obj = Mapping[str, Any]
 
@@ -44,19 +45,6 @@ DELETION_MESSAGE = "Device Taint manager: deleting due to NoExecute taint"
 EVENT_REASON = "DeviceTaintManagerEviction"
 EVENT_DELETE = "Marking for deletion"
 EVENT_CANCEL = "Cancelling deletion"
-
-
-def parse_time(text: Any) -> float | None:
-    if not text:
-        return None
-    try:
-        return datetime.fromisoformat(str(text).replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
-def rfc3339(moment: float) -> str:
-    return datetime.fromtimestamp(int(moment), UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class PodRef(NamedTuple):
@@ -233,7 +221,7 @@ class EvictionState:
     def _time_added(self, origin: str, taint: Obj) -> float:
         stamped = parse_time(taint.get("timeAdded"))
         if stamped is not None:
-            return stamped
+            return stamped.timestamp()
         key = (origin, str(taint.get("key") or ""), str(taint.get("value") or ""), str(taint.get("effect") or ""))
         return self._first_seen.setdefault(key, self.clock())
 
@@ -507,7 +495,8 @@ class EvictionState:
         existing = _condition(rule, EVICTION_IN_PROGRESS)
         generation = int((rule.get("metadata") or {}).get("generation") or 0)
         if existing is not None:
-            since = now - (parse_time(existing.get("lastTransitionTime")) or 0.0)
+            transitioned = parse_time(existing.get("lastTransitionTime"))
+            since = now - (transitioned.timestamp() if transitioned is not None else 0.0)
             if int(existing.get("observedGeneration") or 0) == generation and since < RULE_STATUS_PERIOD:
                 return RuleStatusDecision(delay=RULE_STATUS_PERIOD - since)
         effect = _rule_effect(rule)
@@ -537,7 +526,7 @@ class EvictionState:
         comparable = ("type", "status", "reason", "message", "observedGeneration")
         if existing is not None and all(existing.get(k) == condition.get(k) for k in comparable):
             return RuleStatusDecision()
-        condition["lastTransitionTime"] = rfc3339(now)
+        condition["lastTransitionTime"] = time_text(datetime.fromtimestamp(int(now), UTC))
         return RuleStatusDecision(condition=condition)
 
     def drain_events(self) -> list[PodEvent]:
@@ -608,7 +597,7 @@ def disruption_condition(now: float) -> dict[str, Any]:
         "status": "True",
         "reason": DELETION_REASON,
         "message": DELETION_MESSAGE,
-        "lastTransitionTime": rfc3339(now),
+        "lastTransitionTime": time_text(datetime.fromtimestamp(int(now), UTC)),
     }
 
 

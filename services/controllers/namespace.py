@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
 from typing import Any
 
 from services.api.machinery import status as st
@@ -32,6 +31,7 @@ from services.controllers import namespace_deletion as plan
 from services.controllers.metrics import ControllerMetrics
 from services.controllers.ports import Writer
 from services.kube import namespaces as ns_rules
+from services.kube.times import now_text
 from services.runtime.informer import Informer
 from services.runtime.workers import run_workers
 from services.runtime.workqueue import WorkQueue
@@ -41,10 +41,6 @@ log = logging.getLogger(__name__)
 Obj = dict[str, Any]
 CONTROLLER_NAME = "namespace"
 DEFAULT_WORKERS = 2  # kube-controller-manager's --concurrent-namespace-syncs is 10; draplane's namespaces are few
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class NamespaceController:
@@ -58,7 +54,7 @@ class NamespaceController:
         workers: int = DEFAULT_WORKERS,
         metrics: ControllerMetrics | None = None,
         resources: Sequence[ResourceType] = registry.STORED_RESOURCES,
-        clock: Callable[[], str] = _now,
+        clock: Callable[[], str] = now_text,
     ) -> None:
         self.informer = informer
         self.client = client

@@ -22,12 +22,12 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from services.api.machinery import status as st
 from services.api.types.registry import RESOURCE_GROUP
 from services.driver.device_status import binding_conditions_met, prepared_statuses
+from services.kube.times import now_text
 from services.runtime import backoff
 from services.runtime.client import Client
 from services.runtime.informer import Informer, Obj
@@ -38,10 +38,6 @@ log = logging.getLogger(__name__)
 
 CLAIMS = "resourceclaims"
 ATTEMPTS = 5
-
-
-def _now() -> str:
-    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class ClaimStatusWriter:
@@ -100,7 +96,7 @@ class ClaimStatusWriter:
 
     async def _sync(self, key: tuple[str, str]) -> None:
         await self._write(
-            key, lambda claim: binding_conditions_met(claim, driver=self.driver, pools=(self.node,), now=_now())
+            key, lambda claim: binding_conditions_met(claim, driver=self.driver, pools=(self.node,), now=now_text())
         )
 
     async def prepared(self, namespace: str, name: str, uid: str) -> None:
@@ -114,7 +110,7 @@ class ClaimStatusWriter:
                 claim,
                 driver=self.driver,
                 pool=self.node,
-                now=_now(),
+                now=now_text(),
                 device_info=lambda device: published.get(device),
                 network_data=self.network_data,
             )

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from services.kube.times import time_text
 
 Obj = dict[str, Any]
 
@@ -26,10 +28,6 @@ KUBELET_VERSION = "v1.31.0"
 DEFAULT_CAPACITY = {"cpu": "8", "memory": "32Gi", "pods": "110"}
 
 _GO_ARCH = {"x86_64": "amd64", "amd64": "amd64", "aarch64": "arm64", "arm64": "arm64", "armv7l": "arm"}
-
-
-def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def go_arch(machine: str) -> str:
@@ -63,7 +61,7 @@ def _condition(type_: str, status: str, reason: str, message: str, now: str, pre
 
 def conditions(now: datetime, previous: list[Mapping[str, Any]] | None = None) -> list[Obj]:
     """kubelet's node conditions: no memory, disk or PID pressure, and Ready."""
-    stamp = rfc3339(now)
+    stamp = time_text(now)
     old = {c.get("type"): c for c in previous or ()}
     return [
         _condition(

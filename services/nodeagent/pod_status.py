@@ -18,8 +18,10 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Mapping, Sequence
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
+
+from services.kube.times import parse_time, time_text
 
 Obj = dict[str, Any]
 
@@ -29,19 +31,6 @@ SUCCEEDED = "Succeeded"
 FAILED = "Failed"
 PENDING = "Pending"
 TERMINAL = (SUCCEEDED, FAILED)
-
-
-def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def parse_time(text: str | None) -> datetime | None:
-    if not text:
-        return None
-    try:
-        return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
-    except ValueError:
-        return None
 
 
 def run_seconds(pod: Mapping[str, Any]) -> float | None:
@@ -106,7 +95,7 @@ def running_status(
     """The status of a pod whose containers all started (``resources``: allocatedResourcesStatus per container)."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     uid = str(meta.get("uid", ""))
-    stamp = rfc3339(now)
+    stamp = time_text(now)
     status: Obj = dict(pod.get("status") or {})
     ip = pod_ip(uid)
     started_at = status.get("startTime") or stamp
@@ -185,7 +174,7 @@ def terminated_status(pod: Mapping[str, Any], *, now: datetime, exit_code: int =
     """The status once every container has exited with ``exit_code`` (Succeeded for 0, else Failed)."""
     meta, spec = pod.get("metadata") or {}, pod.get("spec") or {}
     uid = str(meta.get("uid", ""))
-    stamp = rfc3339(now)
+    stamp = time_text(now)
     status: Obj = dict(pod.get("status") or {})
     started = status.get("startTime") or stamp
     previous = {c.get("name"): c for c in status.get("containerStatuses") or ()}

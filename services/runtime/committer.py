@@ -44,8 +44,9 @@ from services.bus.port import (
     Record,
     RecordTooLarge,
 )
+from services.kube.times import time_text
 from services.runtime import backoff, gc_pause
-from services.runtime.committer_core import CommitterCore, Outcome, rfc3339
+from services.runtime.committer_core import CommitterCore, Outcome
 from services.runtime.metrics import COMMIT_BATCH_SIZE, COMMITTED_REQUESTS, MALFORMED_RECORDS
 from services.runtime.snapshot import SnapshotStore
 from topics.declarations import OBJECTS, REPLIES, REQUESTS
@@ -255,7 +256,7 @@ class Committer:
         birth = {
             "apiVersion": "draplane.io/v1",
             "kind": "Log",
-            "metadata": {"name": OBJECTS, "uid": str(uuid.uuid4()), "creationTimestamp": rfc3339(self.core.clock())},
+            "metadata": {"name": OBJECTS, "uid": str(uuid.uuid4()), "creationTimestamp": time_text(self.core.clock())},
         }
         records = [OutRecord(OBJECTS, BIRTH_KEY.encode(), encode_event("ADDED", birth, request_id="bootstrap-log"))]
         records += [

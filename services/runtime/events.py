@@ -20,6 +20,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from services.bus.port import Bus, OutRecord, Producer
+from services.kube.times import time_text
 from topics.declarations import EVENTS
 from topics.envelope import EventType, encode_event, object_key
 
@@ -61,7 +62,7 @@ def make_event(
 ) -> Obj:
     """A core/v1 Event as client-go's recorder writes it."""
     ref = involved_reference(involved)
-    stamp = now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    stamp = time_text(now)
     namespace = ref.get("namespace") or "default"
     source: Obj = {"component": component}
     if host:

@@ -23,15 +23,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from services.api.machinery.status import StatusError
+from services.kube.times import time_text
 from services.runtime.client import Client
 
 log = logging.getLogger(__name__)
 
 POD_SCHEDULED = "PodScheduled"
-
-
-def rfc3339(moment: datetime) -> str:
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def scheduled_condition(pod: Mapping[str, Any]) -> Mapping[str, Any] | None:
@@ -51,7 +48,7 @@ def condition_patch(pod: Mapping[str, Any], *, reason: str, message: str, now: d
         and current.get("message") == message
     ):
         return None
-    transition = rfc3339(now)
+    transition = time_text(now)
     if current is not None and current.get("status") == "False" and current.get("lastTransitionTime"):
         transition = str(current["lastTransitionTime"])
     condition = {

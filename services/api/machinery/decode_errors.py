@@ -32,12 +32,11 @@ from services.api.machinery.patch import gojson
 from services.api.types.base import INT32_MAX, INT32_MIN, INT64_MAX, INT64_MIN
 from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode
 from services.kube.quantity import FORMAT_WRONG, quantity_error
+from services.kube.times import time_error
 
 MAX_STRICT_ERRORS = 100
 
 
-RFC3339_LAYOUT = "2006-01-02T15:04:05Z07:00"
-RFC3339_MICRO_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
 
 
 class Pairs(list[tuple[str, Any]]):
@@ -315,102 +314,4 @@ def zero_value(node: Node) -> Any:
         return {"string": "", "bool": False, "int32": 0, "int64": 0, "float": 0.0, "intorstring": 0}.get(
             node.kind, "0" if node.kind == "quantity" else None
         )
-    return None
-
-
-# --------------------------------------------------------------------------
-# metav1.Time / metav1.MicroTime (Go's time.Parse with the RFC 3339 layouts)
-
-_DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
-
-
-def _is_digit(s: str, i: int) -> bool:
-    return i < len(s) and "0" <= s[i] <= "9"
-
-
-def _getnum(s: str, fixed: bool) -> tuple[int, str] | None:
-    if not _is_digit(s, 0):
-        return None
-    if not _is_digit(s, 1):
-        return None if fixed else (int(s[0]), s[1:])
-    return int(s[:2]), s[2:]
-
-
-def _go_quote(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
-
-
-def time_error(value: str, *, micro: bool) -> str | None:
-    """The error Go's ``time.Parse`` returns for an RFC 3339 (micro) layout, or None."""
-    layout = RFC3339_MICRO_LAYOUT if micro else RFC3339_LAYOUT
-
-    def cannot(rest: str, elem: str) -> str:
-        head = f"parsing time {_go_quote(value)} as {_go_quote(layout)}"
-        return f"{head}: cannot parse {_go_quote(rest)} as {_go_quote(elem)}"
-
-    def out_of_range(what: str) -> str:
-        return f"parsing time {_go_quote(value)}: {what} out of range"
-
-    rest = value
-    # year
-    if len(rest) < 4 or not all("0" <= c <= "9" for c in rest[:4]):
-        return cannot(rest, "2006")
-    year, rest = int(rest[:4]), rest[4:]
-    month = day = 0
-    steps: list[tuple[str, str, bool, int, int]] = [
-        # (literal prefix, layout element, fixed width, min, max)
-        ("-", "01", True, 1, 12),
-        ("-", "02", True, 0, 31),
-        ("T", "15", False, 0, 23),
-        (":", "04", True, 0, 59),
-        (":", "05", True, 0, 59),
-    ]
-    names = {"01": "month", "02": "day", "15": "hour", "04": "minute", "05": "second"}
-    for prefix, elem, fixed, lo, hi in steps:
-        if not rest.startswith(prefix):
-            return cannot(rest, prefix)
-        rest = rest[len(prefix) :]
-        got = _getnum(rest, fixed)
-        if got is None:
-            return cannot(rest, elem)
-        number, rest = got
-        if not lo <= number <= hi:
-            return out_of_range(names[elem])
-        if elem == "01":
-            month = number
-        elif elem == "02":
-            day = number
-    # fractional seconds
-    if micro:
-        if len(rest) < 7 or rest[0] not in ".," or not all("0" <= c <= "9" for c in rest[1:7]):
-            return cannot(rest, ".000000")
-        rest = rest[7:]
-    elif len(rest) >= 2 and rest[0] in ".," and _is_digit(rest, 1):
-        n = 2
-        while _is_digit(rest, n):
-            n += 1
-        rest = rest[n:]
-    # zone
-    if rest.startswith("Z"):
-        rest = rest[1:]
-    else:
-        if len(rest) < 6 or rest[3] != ":":
-            return cannot(rest, "Z07:00")
-        sign, hour, minute, tail = rest[0], rest[1:3], rest[4:6], rest[6:]
-        hh, mm = _getnum(hour, True), _getnum(minute, True)
-        if hh is None or mm is None:
-            return cannot(rest, "Z07:00")
-        if mm[0] > 60:
-            return out_of_range("time zone offset minute")
-        if hh[0] > 24:
-            return out_of_range("time zone offset hour")
-        if sign not in "+-":
-            return cannot(rest, "Z07:00")
-        rest = tail
-    if rest:
-        return f"parsing time {_go_quote(value)}: extra text: {_go_quote(rest)}"
-    leap = year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)
-    days = 29 if month == 2 and leap else _DAYS_IN_MONTH[month - 1]
-    if day < 1 or day > days:
-        return out_of_range("day")
     return None

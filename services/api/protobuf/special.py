@@ -19,6 +19,7 @@ from typing import Any
 import orjson
 
 from services.api.protobuf.errors import ProtobufEncodeError
+from services.kube.times import unix_time
 
 META = "k8s.io.apimachinery.pkg.apis.meta.v1."
 TIME = META + "Time"
@@ -29,33 +30,19 @@ QUANTITY = "k8s.io.apimachinery.pkg.api.resource.Quantity"
 INT_OR_STRING = "k8s.io.apimachinery.pkg.util.intstr.IntOrString"
 RAW_EXTENSION = "k8s.io.apimachinery.pkg.runtime.RawExtension"
 
-_RFC3339 = re.compile(
-    r"^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(?:([Zz])|([+-])(\d{2}):(\d{2}))$"
-)
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-
 
 # Cached: an object repeats its times (creation, managedFields, conditions) and so do the versions of it
 # (bounded; a bad time raises, and exceptions are not cached).
 @functools.lru_cache(maxsize=4096)
 def parse_time(text: str) -> tuple[int, int]:
     """An RFC 3339 time (Go's time.RFC3339 parse, fractions kept) as Unix seconds and nanoseconds."""
-    m = _RFC3339.match(text)
-    if m is None:
-        raise ProtobufEncodeError(f"invalid time {text!r}: not RFC 3339")
-    year, month, day, hour, minute, second = (int(m.group(i)) for i in range(1, 7))
     try:
-        moment = datetime(year, month, day, hour, minute, second, tzinfo=UTC)
+        return unix_time(text)
     except ValueError as e:
-        raise ProtobufEncodeError(f"invalid time {text!r}: {e}") from None
-    seconds = (moment - _EPOCH) // _ONE_SECOND
-    if m.group(9):
-        offset = (int(m.group(10)) * 60 + int(m.group(11))) * 60
-        seconds -= offset if m.group(9) == "+" else -offset
-    fraction = m.group(7) or ""
-    return seconds, int(fraction.ljust(9, "0")) if fraction else 0
+        raise ProtobufEncodeError(f"invalid time {text!r}: not RFC 3339 ({e})") from None
 
 
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _ONE_SECOND = datetime(1970, 1, 1, 0, 0, 1, tzinfo=UTC) - _EPOCH
 
 

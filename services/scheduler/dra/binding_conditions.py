@@ -21,11 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from services.api.machinery.field_errors import go_quote
 from services.kube.resourceclaim import allocation
+from services.kube.times import parse_time
 
 DEFAULT_BINDING_TIMEOUT = 600.0
 """``DynamicResourcesBindingTimeoutDefault``: ten minutes."""
@@ -145,22 +146,6 @@ def claim_ready_for_binding(claim: Mapping[str, Any]) -> bool:
     return True
 
 
-def parse_timestamp(text: Any) -> datetime | None:
-    """An RFC 3339 time as the API writes it (``2026-12-02T07:07:39Z``), or None when absent or unreadable."""
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-def format_timestamp(moment: datetime) -> str:
-    """``metav1.Time`` on the wire: UTC, whole seconds."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
 def claim_timed_out(claim: Mapping[str, Any], *, timeout: float, now: datetime) -> bool:
     """Whether ``timeout`` seconds passed since the allocation of a claim with binding conditions (``isClaimTimeout``).
 
@@ -169,7 +154,7 @@ def claim_timed_out(claim: Mapping[str, Any], *, timeout: float, now: datetime) 
     alloc = allocation(claim)
     if alloc is None:
         return False
-    allocated_at = parse_timestamp(alloc.get("allocationTimestamp"))
+    allocated_at = parse_time(alloc.get("allocationTimestamp"))
     if allocated_at is None:
         return False
     if not any(result.get("bindingConditions") is not None for result in _results(claim)):

@@ -20,11 +20,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+from services.kube.times import time_text
 from services.scheduler.dra.binding_conditions import (
     DEFAULT_BINDING_TIMEOUT,
     DeviceBindingFailedError,
     DeviceBindingTimeoutError,
-    format_timestamp,
     has_binding_conditions,
     pod_ready_for_binding,
     unavailable_for_binding,
@@ -93,7 +93,7 @@ class BindingConditions:
         """The allocation PreBind writes: with ``allocationTimestamp`` set if it has none yet."""
         if not self.enabled or alloc.get("allocationTimestamp"):
             return alloc
-        return {**alloc, "allocationTimestamp": format_timestamp(self.now())}
+        return {**alloc, "allocationTimestamp": time_text(self.now())}
 
     def unavailable(self, claim: Mapping[str, Any]) -> bool:
         """Filter: an allocated claim whose binding failed or timed out is not available on any node."""

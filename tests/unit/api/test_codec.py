@@ -19,12 +19,12 @@ from services.api.machinery.conversion import (
     storage_version,
     to_storage,
 )
-from services.api.machinery.decode_errors import time_error
 from services.api.machinery.status import StatusError
 from services.api.types import registry
 from services.kube.quantity import FORMAT_WRONG as QUANTITY_FORMAT_ERROR
 from services.kube.quantity import SUFFIX as QUANTITY_SUFFIX_ERROR
 from services.kube.quantity import quantity_error
+from services.kube.times import time_error
 from tests.support import samples
 
 

@@ -20,7 +20,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from services.api.machinery.codec import decode_object, from_model, to_model
-from services.api.machinery.decode_errors import time_error
 from services.api.machinery.status import StatusError
 from services.api.types import K8sStruct, core_v1, model_for, registry, resource_hub
 from services.api.types.base import (
@@ -34,6 +33,7 @@ from services.api.types.base import (
 )
 from services.api.types.schema import ListNode, MapNode, Node, ScalarNode, StructNode, struct_node, walk_fields
 from services.kube.quantity import quantity_error
+from services.kube.times import time_error
 from tests.support import samples
 
 Obj = dict[str, Any]

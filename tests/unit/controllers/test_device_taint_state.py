@@ -15,6 +15,7 @@ from __future__ import annotations
 import copy
 import itertools
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -29,11 +30,10 @@ from services.controllers.device_taint_state import (
     RuleRef,
     WorkItem,
     eviction_condition,
-    parse_time,
     pod_ref,
-    rfc3339,
     rule_ref,
 )
+from services.kube.times import time_text
 
 Obj = dict[str, Any]
 
@@ -41,7 +41,7 @@ NODE, NODE2, DRIVER = "worker", "worker-2", "some-driver"
 POD, POD_UID, NS = "my-pod", "1234", "default"
 CLAIM = f"{POD}-my-resource"
 TAINT_KEY, TAINT_VALUE = "example.com/taint", "something"
-T0: float = parse_time("2000-01-01T00:00:00Z") or 0.0
+T0: float = datetime(2000, 1, 1, tzinfo=UTC).timestamp()
 TAINT_TIME = "2000-01-01T00:00:00Z"
 TOLERATION = 3600  # "A test may run for an hour without reaching the end of this period."
 
@@ -408,7 +408,8 @@ def ev(offset: float, *reasons: str) -> tuple[float, tuple[str, ...]]:
 
 
 def cond(r: Obj, status: bool, reason: str, message: str, at: float) -> tuple[str, str, str, str, str]:
-    return (r["metadata"]["name"], "True" if status else "False", reason, message, rfc3339(T0 + at))
+    stamp = time_text(datetime.fromtimestamp(T0 + at, UTC))
+    return (r["metadata"]["name"], "True" if status else "False", reason, message, stamp)
 
 
 @dataclass

@@ -15,11 +15,8 @@ from typing import Any
 import pytest
 from prometheus_client import CollectorRegistry
 
-from services.scheduler.dra.binding_conditions import (
-    DeviceBindingFailedError,
-    DeviceBindingTimeoutError,
-    format_timestamp,
-)
+from services.kube.times import time_text
+from services.scheduler.dra.binding_conditions import DeviceBindingFailedError, DeviceBindingTimeoutError
 from services.scheduler.dra.binding_metrics import BindingConditionsMetrics
 from services.scheduler.dra.binding_wait import BindingConditions, pending_event_message
 
@@ -32,7 +29,7 @@ def claim(name: str = "c", *, conditions: list[tuple[str, str]] | None = None, b
     result: Obj = {"request": "r", "driver": "d", "pool": "p", "device": "dev"}
     if binding:
         result |= {"bindingConditions": ["attached"], "bindingFailureConditions": ["failed"]}
-    status: Obj = {"allocation": {"devices": {"results": [result]}, "allocationTimestamp": format_timestamp(EPOCH)}}
+    status: Obj = {"allocation": {"devices": {"results": [result]}, "allocationTimestamp": time_text(EPOCH)}}
     if conditions is not None:
         status["devices"] = [
             {

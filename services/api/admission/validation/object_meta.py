@@ -15,7 +15,6 @@ client that omits them is not rejected; the committer performs the rewrites.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from services.api.admission.validation.access import Obj, integer, items, mapping, strings, text
@@ -38,6 +37,7 @@ from services.api.machinery.field_errors import (
     too_long,
 )
 from services.kube.schema import parse_group_version
+from services.kube.times import parse_time
 
 FIELD_IMMUTABLE = "field is immutable"
 IS_NEGATIVE = "must be greater than or equal to 0"
@@ -74,16 +74,9 @@ _TEMPLATE_FORBIDDEN_FIELDS = (
 
 def go_time(value: Any) -> Any:
     """A metav1.Time as Go prints it in an error (``time.Time.String()``, in UTC)."""
-    if value is None:
-        return None
-    if not isinstance(value, str):
+    parsed = parse_time(value)
+    if parsed is None:
         return value
-    try:
-        parsed = datetime.fromisoformat(value)
-    except ValueError:
-        return value
-    if parsed.tzinfo is not None:
-        parsed = parsed.astimezone(UTC)
     rendered = parsed.strftime("%Y-%m-%d %H:%M:%S")
     if parsed.microsecond:
         rendered += f".{parsed.microsecond:06d}".rstrip("0")

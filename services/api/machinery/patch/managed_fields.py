@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 import orjson
@@ -37,6 +37,7 @@ from services.api.machinery.patch.fieldpath import DeserializeError, FieldSet, d
 from services.api.machinery.patch.gojson import json_string
 from services.api.machinery.patch.patch_meta import KindSchema, SchemaNode, schema_for
 from services.api.machinery.patch.typed import TypedError, compare, validate
+from services.kube.times import parse_time, time_text
 
 APPLY = "Apply"
 UPDATE = "Update"
@@ -95,31 +96,20 @@ class Managed:
 
 
 def format_time(now: datetime | str) -> str:
-    """``metav1.Time`` on the wire: RFC 3339, seconds, UTC."""
-    if isinstance(now, str):
-        return now
-    if now.tzinfo is None:
-        now = now.replace(tzinfo=UTC)
-    return now.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    """``metav1.Time`` on the wire (`services.kube.times.time_text`); a string is taken as already written."""
+    return now if isinstance(now, str) else time_text(now)
 
 
 def _unix_seconds(value: str | None) -> int:
-    if not value:
-        return 0
-    try:
-        return int(datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp())
-    except ValueError:
-        return 0
+    parsed = parse_time(value)
+    return 0 if parsed is None else int(parsed.timestamp())
 
 
 def _normalize_time(value: Any) -> str | None:
     if not isinstance(value, str) or not value:
         return None
-    try:
-        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
-    except ValueError:
-        return value
-    return format_time(parsed)
+    parsed = parse_time(value)
+    return value if parsed is None else time_text(parsed)
 
 
 def manager_identifier(manager: str, operation: str, api_version: str = "", subresource: str = "") -> str:
