@@ -15,12 +15,15 @@ in, datetimes out.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 RFC3339_LAYOUT = "2006-01-02T15:04:05Z07:00"
 RFC3339_MICRO_LAYOUT = "2006-01-02T15:04:05.000000Z07:00"
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+# `time_text`'s form, read on every write's managed fields: where Go's rules and fromisoformat's agree.
+_CANONICAL = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z")
 _DAYS_IN_MONTH = (31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 
 
@@ -189,6 +192,11 @@ def parse_time(text: object) -> datetime | None:
     """
     if not isinstance(text, str):
         return None
+    if _CANONICAL.fullmatch(text) is not None:  # what components write: C's parse, ~40x cheaper than Go's rules
+        try:
+            return datetime.fromisoformat(text)
+        except ValueError:  # a field out of range, as Go finds it (year 0, which Go reads, included)
+            return None
     try:
         seconds, nanos = unix_time(text)
         return _EPOCH + timedelta(seconds=seconds, microseconds=nanos // 1000)
