@@ -210,5 +210,9 @@ def micro_time(moment: datetime) -> str:
 
 
 def parse_micro_time(text: str) -> datetime:
-    """A MicroTime (or a metav1.Time, without fraction) as an aware UTC datetime; ValueError if malformed."""
-    return datetime.fromisoformat(text.replace("Z", "+00:00")).astimezone(UTC)
+    """A MicroTime (or a metav1.Time, without fraction) as an aware UTC datetime: `parse_time`, raising
+    ValueError (Go's error where Go refuses it) instead of returning None."""
+    moment = parse_time(text)
+    if moment is None:
+        raise ValueError(time_error(text, micro=False) or f"time {text!r} is out of a datetime's range")
+    return moment

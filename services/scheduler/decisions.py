@@ -38,7 +38,7 @@ from typing import Any
 import orjson
 
 from services.bus.port import BEGINNING, Bus, OutRecord
-from services.kube.times import parse_micro_time
+from services.kube.times import parse_time
 from topics.declarations import DECISIONS
 from topics.envelope import SCHEMA_VERSION, MalformedRecord
 
@@ -62,13 +62,8 @@ def rfc3339_ms(moment: datetime) -> str:
 def attempt_started_ms(record: Mapping[str, Any]) -> int | None:
     """When the attempt a decision record tells of started (its ``time``, written by `rfc3339_ms`), in ms
     since the epoch; None when the record has no readable time."""
-    text = record.get("time")
-    if not isinstance(text, str) or not text:
-        return None
-    try:
-        return round(parse_micro_time(text).timestamp() * 1000)
-    except ValueError:
-        return None
+    moment = parse_time(record.get("time"))
+    return None if moment is None else round(moment.timestamp() * 1000)
 
 
 def with_context(

@@ -202,7 +202,7 @@ def test_unix_time_is_go_s_reading(text: str, seconds: int | None, nanos: int | 
     assert unix_time(text) == (seconds, nanos)
 
 
-# ------------------------------------------------------------------ MicroTime (unchanged)
+# ------------------------------------------------------------------ MicroTime
 
 
 def test_micro_time_keeps_microseconds() -> None:
@@ -211,3 +211,6 @@ def test_micro_time_keeps_microseconds() -> None:
     assert parse_micro_time("2026-01-02T03:04:05.000006Z") == moment
     with pytest.raises(ValueError):
         parse_micro_time("not a time")
+    # One rule with parse_time: what fromisoformat alone would read is refused, with Go's error.
+    with pytest.raises(ValueError, match='parsing time "2026-01-02"'):
+        parse_micro_time("2026-01-02")
