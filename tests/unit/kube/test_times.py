@@ -55,6 +55,10 @@ def test_what_is_written_reads_back_to_the_second() -> None:
 # ------------------------------------------------------------------ reading
 
 
+# Where the expectations come from: every string of this table, the next one and test_unix_time_is_go_s_reading was
+# run through Go 1.26.8's time.Parse(time.RFC3339, s) (what metav1.Time.UnmarshalJSON calls) on this machine,
+# 2026-12-03: Go read each accepted one as the moment given (1767323045 s for MOMENT) and refused each refused one,
+# but the last three, which it reads and a datetime cannot hold.
 @pytest.mark.parametrize(
     ("text", "moment"),
     [
