@@ -14,7 +14,6 @@ in, datetimes out.
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -72,7 +71,16 @@ def _getnum(s: str, fixed: bool) -> tuple[int, str] | None:
 
 
 def _go_quote(s: str) -> str:
-    return json.dumps(s, ensure_ascii=False)
+    """A string in Go's time errors: ``"`` and ``\\`` escaped, a control or non-ASCII character as its
+    UTF-8 bytes, ``\\xHH`` each (the time package's own quoting, not strconv's)."""
+    out = ['"']
+    for c in s:
+        if c < " " or c >= "\x80":
+            out.extend(f"\\x{b:02x}" for b in c.encode("utf-8", "surrogatepass"))
+        else:
+            out.append("\\" + c if c in '"\\' else c)
+    out.append('"')
+    return "".join(out)
 
 
 def _go_parse(value: str, *, micro: bool) -> _Parsed | str:

@@ -163,6 +163,8 @@ def test_parse_time_accepts_exactly_what_go_time_parse_accepts(pieces: tuple[str
     assert (parsed is not None) == (time_error(text, micro=False) is None), text
     if parsed is None:
         return
+
+
 _VALID = st.builds(
     lambda y, mo, d, h, mi, s, frac, zone: f"{y:04d}-{mo:02d}-{d:02d}T{h:02d}:{mi:02d}:{s:02d}{frac}{zone}",
     st.integers(1900, 2100),
@@ -218,3 +220,25 @@ def test_micro_time_keeps_microseconds() -> None:
     # One rule with parse_time: what fromisoformat alone would read is refused, with Go's error.
     with pytest.raises(ValueError, match='parsing time "2026-01-02"'):
         parse_micro_time("2026-01-02")
+
+
+@pytest.mark.parametrize(
+    ("text", "error"),
+    [
+        ("2026-01-02T03:04:05Z\n", 'parsing time "2026-01-02T03:04:05Z\\x0a": extra text: "\\x0a"'),
+        ("2026-01-02T03:04:05Zé", 'parsing time "2026-01-02T03:04:05Z\\xc3\\xa9": extra text: "\\xc3\\xa9"'),
+        ('2026-01-02T03:04:05Z"\\', 'parsing time "2026-01-02T03:04:05Z\\"\\\\": extra text: "\\"\\\\"'),
+        (
+            "é2026",
+            'parsing time "\\xc3\\xa92026" as "2006-01-02T15:04:05Z07:00": cannot parse "\\xc3\\xa92026" as "2006"',
+        ),
+        (
+            "2026-01-02T03:04:05Z\t€",
+            'parsing time "2026-01-02T03:04:05Z\\x09\\xe2\\x82\\xac": extra text: "\\x09\\xe2\\x82\\xac"',
+        ),
+    ],
+)
+def test_time_error_quotes_as_go_s_time_package_does(text: str, error: str) -> None:
+    # Each error text is what Go 1.26.8's time.Parse(time.RFC3339, text) returned on this machine (2026-12-03):
+    # the time package quotes control and non-ASCII characters byte by byte, not as JSON or strconv would.
+    assert time_error(text, micro=False) == error
