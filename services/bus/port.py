@@ -66,6 +66,14 @@ class RecordTooLarge(BusError):
     """A record is larger than the log accepts (Kafka's ``max.message.bytes`` / ``max_request_size``)."""
 
 
+class OffsetsMoved(BusError):
+    """`Transaction.send_then` sent ``then``'s records from offsets it expected, and the log gave others.
+
+    The transaction is aborted, so those records are never read; the caller may
+    run it again, and the adapter does not expect offsets in the next one.
+    """
+
+
 class Record(NamedTuple):
     """One record as read from the log.
 
@@ -164,13 +172,18 @@ class Transaction(Protocol):
         """Append ``records``, then the records ``then(their offsets)`` returns, both with the commit.
 
         ``then``'s records may go only to the partitions ``then_to`` names
-        (checked now; another one aborts the transaction), and are sent no
-        sooner than ``after`` is done. ``then`` must be quick and touch only
-        its own data: an adapter may call it inside its commit's own step, on
-        another thread (the embedded log: the records, what follows from their
-        offsets and the commit are one write transaction), or as soon as the
-        offsets are back (Kafka: `send`, then `send_with_commit`). What it
-        raises aborts the transaction.
+        (checked now; another one aborts the transaction). ``then`` must be
+        quick and touch only its own data: an adapter may call it inside its
+        commit's own step, on another thread (the embedded log: the records,
+        what follows from their offsets and the commit are one write
+        transaction); as soon as the offsets are back, sending its records no
+        sooner than ``after`` is done (Kafka: `send`, then
+        `send_with_commit`); or before ``records`` are sent, with the offsets
+        the adapter knows they will get, both sent together (Kafka, when this
+        producer is the only writer of their partitions: ``after`` is not
+        waited for then). If the log then gives other offsets, `send_then`
+        raises `OffsetsMoved` and the transaction aborts. What ``then`` raises
+        aborts the transaction.
         """
         ...
 

@@ -38,6 +38,7 @@ from services.bus.port import (
     BusUnavailable,
     Consumer,
     GroupMember,
+    OffsetsMoved,
     OutRecord,
     Producer,
     ProducerFenced,
@@ -175,6 +176,15 @@ class Committer:
         """
         try:
             await self._commit_batch(producer, batch)
+            return
+        except OffsetsMoved as exc:
+            # Another writer took the offsets the replies were computed from: the transaction
+            # aborted, and the next one sends the replies once the records' offsets are back.
+            log.warning(
+                "the log's offsets moved under a batch; committing it again",
+                extra={"offset": batch.records[0].offset, "error": str(exc)},
+            )
+            await self._commit_guarded(producer, _decoded(batch.records, quiet=True))
             return
         except RecordTooLarge as exc:
             if len(batch.records) == 1:
@@ -316,12 +326,14 @@ class Committer:
 
             try:
                 # On the embedded log the records, the replies and the commit are one write transaction
-                # (`replies` runs inside it). On Kafka the records go now and the replies once
-                # the offsets are in: there the broker checks a transaction's offset commit and its first
-                # write to each partition with the coordinator (KIP-890), and of two such checks of one
-                # transaction waiting at once it refuses one, retried 20 ms later; the replies' is never
-                # beside the offset commit's this way (and the Kafka producer sends the offset commit once
-                # the objects are in: its module docstring).
+                # (`replies` runs inside it). On Kafka, after a commit, the producer knows the offsets the
+                # records will get, and sends the replies with them in one Produce request (OffsetsMoved,
+                # handled above, if another writer moved them). Otherwise the records go now and the
+                # replies once the offsets are in: there the broker checks a transaction's offset commit
+                # and its first write to each partition with the coordinator (KIP-890), and of two such
+                # checks of one transaction waiting at once it refuses one, retried 20 ms later; the
+                # replies' is never beside the offset commit's this way (and the Kafka producer sends the
+                # offset commit once the writes in flight are in: its module docstring).
                 await txn.send_then(out, replies, then_to=[(REPLIES, 0)], after=offsets_sent)
             finally:
                 await offsets_sent  # (its error, if any, wins: it says why the transaction failed)

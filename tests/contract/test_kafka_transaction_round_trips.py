@@ -12,7 +12,11 @@ transaction's TxnOffsetCommit once the writes in flight are answered, so that
 the broker's checks of the two (KIP-890) never wait to be sent at once, where
 the broker refuses the older one. Records sent with the commit are handed over
 and not waited for: aiokafka's EndTxn waits for them, and a failed one turns
-the commit into an abort. The requests are
+the commit into an abort. After a commit it knows where a partition it alone
+writes takes its next record, so `send_then` sends the records that follow from
+the offsets (the committer's replies) in the same Produce request as the
+records; another writer moving those offsets aborts the transaction
+(`OffsetsMoved`). The requests are
 counted by a wrapper around the aiokafka client's ``send``; the records are
 read back, so the guarantees (atomic commit, aborts never read) are checked on
 the same path.
@@ -32,7 +36,7 @@ from aiokafka.errors import ConcurrentTransactions, CoordinatorLoadInProgressErr
 from aiokafka.structs import TopicPartition
 from contract_support import end_after, read_all, values
 
-from services.bus import Bus, BusError, OutRecord, TopicSpec, open_bus
+from services.bus import Bus, BusError, OffsetsMoved, OutRecord, TopicSpec, open_bus
 from services.bus.kafka.producer import CONCURRENT_RETRY_S, KafkaProducer, _PromptAddPartitions
 from tests.support.eventually import eventually
 
@@ -226,6 +230,90 @@ async def test_a_failed_write_sent_with_the_commit_aborts_the_transaction(kafka_
     assert values(await read_all(out, await end_after(kafka_bus, "out", offset))) == [b"kept", b"after"]
     small = await kafka_bus.consumer("small")
     assert values(await read_all(small, await kafka_bus.end_offset("small"))) == []
+    await producer.close()
+
+
+async def _send_then(txn: Any, values_: list[bytes], given: list[list[int]]) -> None:
+    """As the committer: records to `out`, and to `in` one record per offset they got (kept in `given`)."""
+
+    def then(offsets: list[int]) -> list[OutRecord]:
+        given.append(offsets)
+        return [OutRecord("in", b"k", str(o).encode()) for o in offsets]
+
+    await txn.send_then([OutRecord("out", b"k", v) for v in values_], then, then_to=[("in", 0)])
+
+
+async def _offsets_of(bus: Bus, topic: str) -> dict[bytes, int]:
+    consumer = await bus.consumer(topic)
+    return {r.value: r.offset for r in await read_all(consumer, await bus.end_offset(topic)) if r.value is not None}
+
+
+async def test_after_a_commit_the_records_that_follow_from_offsets_go_in_the_same_produce_request(
+    kafka_bus: Bus,
+) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    assert isinstance(producer, KafkaProducer)
+    requests = Requests(producer)
+    given: list[list[int]] = []
+    async with producer.transaction() as txn:  # nothing known yet: the records, then the others
+        await _send_then(txn, [b"a1", b"a2"], given)
+    assert requests.count("ProduceRequest") == 2
+    for batch in ([b"b1", b"b2", b"b3"], [b"c1"]):
+        requests.reset()
+        async with producer.transaction() as txn:
+            await _send_then(txn, batch, given)
+        assert requests.count("ProduceRequest") == 1
+    written = await _offsets_of(kafka_bus, "out")
+    assert given == [[written[b"a1"], written[b"a2"]], [written[v] for v in (b"b1", b"b2", b"b3")], [written[b"c1"]]]
+    inn = await kafka_bus.consumer("in")
+    read = values(await read_all(inn, await kafka_bus.end_offset("in")))
+    assert read == [str(o).encode() for offsets in given for o in offsets]
+    await producer.close()
+
+
+async def test_a_partition_added_and_not_written_is_expected_one_offset_on_for_its_marker(kafka_bus: Bus) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    assert isinstance(producer, KafkaProducer)
+    requests = Requests(producer)
+    given: list[list[int]] = []
+    async with producer.transaction() as txn:
+        await _send_then(txn, [b"a"], given)
+    async with producer.transaction() as txn:  # `out` is added at begin and gets only the marker
+        await txn.send([OutRecord("in", b"k", b"only in")])
+    requests.reset()
+    async with producer.transaction() as txn:
+        await _send_then(txn, [b"c"], given)
+    assert requests.count("ProduceRequest") == 1  # expected, and rightly: no OffsetsMoved
+    assert given[-1] == [(await _offsets_of(kafka_bus, "out"))[b"c"]]
+    await producer.close()
+
+
+async def test_another_writer_moving_the_offsets_aborts_the_transaction(kafka_bus: Bus) -> None:
+    producer = await kafka_bus.producer(transactional_id="writer")
+    assert isinstance(producer, KafkaProducer)
+    requests = Requests(producer)
+    given: list[list[int]] = []
+    async with producer.transaction() as txn:
+        await _send_then(txn, [b"kept"], given)
+    other = await kafka_bus.producer()
+    await other.send([OutRecord("out", b"k", b"other")])
+    with pytest.raises(OffsetsMoved, match="as the last commit said"):
+        async with producer.transaction() as txn:
+            await _send_then(txn, [b"moved"], given)
+    requests.reset()
+    async with producer.transaction() as txn:  # nothing expected after the abort: the two-step way
+        await _send_then(txn, [b"after"], given)
+    assert requests.count("ProduceRequest") == 2
+    written = await _offsets_of(kafka_bus, "out")
+    assert set(written) == {b"kept", b"other", b"after"}  # the aborted record is never read
+    inn = await kafka_bus.consumer("in")
+    # of the three offsets given out, the aborted transaction's one is never read
+    assert values(await read_all(inn, await kafka_bus.end_offset("in"))) == [
+        str(written[b"kept"]).encode(),
+        str(written[b"after"]).encode(),
+    ]
+    assert given[1] == [written[b"other"]]  # it expected the offset the other writer's record took
+    await other.close()
     await producer.close()
 
 

@@ -55,6 +55,23 @@ them, and sends TxnOffsetCommit once they are answered — and with them their
 checks. (A first write sent while the offset commit is in flight can meet it
 the same way: the committer sends its replies after the offsets.)
 
+**Records that follow from offsets go out with them when their offsets are
+known beforehand.** The committer's replies carry its records' offsets
+(resourceVersions), so `send_then` sent them once the records' Produce was
+answered: a round trip, and the broker's check of the replies' first write,
+after it. A partition written only by this producer takes, after a commit,
+its next record at the last one's offset + 2 (the commit marker takes one
+offset; a partition added and not written, only the marker). So after a
+commit this producer knows where the next transaction's first records will
+land, and `send_then` calls ``then`` with those offsets and hands both sets of
+records over together: aiokafka drains them into one Produce request, whose
+partitions the broker checks with the coordinator in one go. The Produce's
+answer is compared with the offsets ``then`` was given; if another writer
+moved them, `send_then` raises `OffsetsMoved`, the transaction aborts (the
+replies it carried are never read), and nothing is expected of the next
+transaction's offsets until a commit has told them again. The first
+transaction of a producer, and each one after an abort, sends as before.
+
 **Records sent with the commit are not waited for before it.** aiokafka sends
 EndTxn only once every batch handed to it is answered, so
 `KafkaTransaction.send_with_commit` hands its records over and returns, and
@@ -82,7 +99,7 @@ from aiokafka.structs import TopicPartition
 
 from services.bus.kafka.context import KafkaContext
 from services.bus.kafka.errors import translate, translated
-from services.bus.port import BusError, OutRecord, ProducerFenced, check_then_records
+from services.bus.port import BusError, OffsetsMoved, OutRecord, ProducerFenced, check_then_records
 
 log = logging.getLogger(__name__)
 
@@ -213,6 +230,11 @@ class KafkaProducer:
         self._writes: dict[asyncio.Future[object], TopicPartition] = {}
         # The current transaction's writes sent with its commit (`send_with_commit`), not awaited yet.
         self._with_commit: list[asyncio.Future[object]] = []
+        # The current transaction's writes: (batch future, partition, records in the batch).
+        self._txn_writes: list[tuple[asyncio.Future[object], TopicPartition, int]] = []
+        # Between transactions, the offset each partition will give its next record, as a commit
+        # told it (see the module docstring); empty after an abort.
+        self._next_offsets: dict[TopicPartition, int] = {}
         if transactional:
             _offsets_after_writes(producer, self._writes)
             _abort_on_failed_writes(producer, self._with_commit)
@@ -299,7 +321,69 @@ class KafkaProducer:
             await self._hand_over(records, pending)
         finally:
             results = await asyncio.gather(*(f for _, f in pending), return_exceptions=True)
-        offsets = [0] * len(records)
+        return self._offsets(len(records), pending, results)
+
+    async def _send_with_expected(
+        self, records: Sequence[OutRecord], expected: list[int], more: Sequence[OutRecord]
+    ) -> None:
+        """`records` and then `more` (sent with the commit) handed over together; OffsetsMoved unless
+        the records got the `expected` offsets."""
+        self._check_usable()
+        pending: list[tuple[list[int], asyncio.Future[object]]] = []
+        try:
+            # No answer is awaited between the two: aiokafka drains both into one Produce request.
+            await self._hand_over(records, pending)
+            await self._send_with_commit(more)
+        finally:
+            results = await asyncio.gather(*(f for _, f in pending), return_exceptions=True)
+        offsets = self._offsets(len(records), pending, results)
+        if offsets != expected:
+            raise OffsetsMoved(
+                f"the records were written at offsets {offsets[0]}..{offsets[-1]}, "
+                f"not at {expected[0]}..{expected[-1]} as the last commit said"
+            )
+
+    def _expected_offsets(self, records: Sequence[OutRecord]) -> list[int] | None:
+        """The offsets `records` will get if sent now, or None when this transaction cannot say."""
+        if not records or self._txn_writes:
+            return None
+        stored, following = self._context.stored, dict[tuple[str, int], int]()
+        offsets: list[int] = []
+        for record in records:
+            at = (record.topic, record.partition)
+            offset = following.get(at)
+            if offset is None:
+                offset = self._next_offsets.get(TopicPartition(stored(record.topic), record.partition))
+                if offset is None:
+                    return None
+            offsets.append(offset)
+            following[at] = offset + 1
+        return offsets
+
+    def _learn_offsets(self) -> None:
+        """After a commit: each partition of the transaction gives its next record the offset after
+        its last record and the commit marker (a partition not written: after the marker)."""
+        last: dict[TopicPartition, int] = {}
+        for future, tp, count in self._txn_writes:
+            end = int(future.result().offset) + count - 1  # type: ignore[attr-defined]
+            last[tp] = max(last.get(tp, end), end)
+        self._txn_writes.clear()
+        following = self._next_offsets
+        for tp in self._txn_partitions:
+            if tp in last:
+                following[tp] = last[tp] + 2
+            elif tp in following:
+                following[tp] += 1
+
+    def _forget_offsets(self) -> None:
+        self._txn_writes.clear()
+        self._next_offsets.clear()
+
+    def _offsets(
+        self, count: int, pending: list[tuple[list[int], asyncio.Future[object]]], results: list[object]
+    ) -> list[int]:
+        """Each record's offset from its batch's answer; a failed batch's error raised (translated)."""
+        offsets = [0] * count
         for (indexes, _), result in zip(pending, results, strict=True):
             if isinstance(result, BaseException):
                 error = translate(result, "send") or result
@@ -348,12 +432,14 @@ class KafkaProducer:
             self._note(translated_error)
             raise translated_error from error
 
-    def _sent(self, future: asyncio.Future[object], tp: TopicPartition) -> asyncio.Future[object]:
-        """A write handed to aiokafka: a transaction's is remembered until answered (see `_offsets_after_writes`)."""
+    def _sent(self, future: asyncio.Future[object], tp: TopicPartition, count: int) -> asyncio.Future[object]:
+        """A write of `count` records handed to aiokafka: a transaction's is remembered until answered
+        (see `_offsets_after_writes`), and until the transaction ends (`_learn_offsets`)."""
         if self._transactional:
             writes = self._writes
             writes[future] = tp
             future.add_done_callback(lambda done: writes.pop(done, None))
+            self._txn_writes.append((future, tp, count))
         return future
 
     async def _send_partition(
@@ -371,7 +457,7 @@ class KafkaProducer:
                 for i in indexes:
                     record = records[i]
                     future = await producer.send(stored, record.value, key=record.key, partition=partition)
-                    sent.append(([i], self._sent(future, tp)))
+                    sent.append(([i], self._sent(future, tp, 1)))
             return sent
         batch, in_batch = producer.create_batch(), list[int]()
         for i in indexes:
@@ -381,7 +467,7 @@ class KafkaProducer:
                     raise BusError(f"record {i} for {topic!r} is larger than max_batch_size")
                 with translated("send"):
                     future = await producer.send_batch(batch, stored, partition=partition)
-                    sent.append((in_batch, self._sent(future, tp)))
+                    sent.append((in_batch, self._sent(future, tp, len(in_batch))))
                 batch, in_batch = producer.create_batch(), list[int]()
                 if batch.append(key=record.key, value=record.value, timestamp=None) is None:
                     raise BusError(f"record {i} for {topic!r} is larger than max_batch_size")
@@ -389,7 +475,7 @@ class KafkaProducer:
         if in_batch:
             with translated("send"):
                 future = await producer.send_batch(batch, stored, partition=partition)
-                sent.append((in_batch, self._sent(future, tp)))
+                sent.append((in_batch, self._sent(future, tp, len(in_batch))))
         return sent
 
 
@@ -412,7 +498,15 @@ class KafkaTransaction:
         then_to: Sequence[tuple[str, int]],
         after: Awaitable[object] | None = None,
     ) -> None:
-        """`send`, then ``then``'s records with the commit once ``after`` is done (see `Transaction.send_then`)."""
+        """`send`, then ``then``'s records with the commit once ``after`` is done; or both at once, when
+        this producer knows the offsets `records` will get (see `Transaction.send_then`)."""
+        producer = self._producer
+        expected = producer._expected_offsets(records)
+        if expected is not None:
+            more = then(expected)
+            check_then_records(more, then_to)
+            await producer._send_with_expected(records, expected, more)
+            return
         offsets = await self.send(records)
         more = then(offsets)
         check_then_records(more, then_to)
@@ -447,6 +541,7 @@ class _TransactionContext:
         with translated("begin transaction"):
             await producer._producer.begin_transaction()
         producer._in_transaction = True
+        producer._txn_writes.clear()
         manager = producer._producer._txn_manager
         for tp in producer._txn_partitions:  # one AddPartitionsToTxn, sent now (see the module docstring)
             manager.maybe_add_partition_to_txn(tp)
@@ -461,6 +556,7 @@ class _TransactionContext:
                         producer._check_usable()
                         await producer._producer.commit_transaction()
                     await producer._settle_with_commit()  # raises if the commit was turned into an abort
+                    producer._learn_offsets()
                 except ProducerFenced as error:
                     producer._note(error)
                     raise
@@ -478,6 +574,7 @@ class _TransactionContext:
         """Abort if aiokafka still can, without hiding the exception that caused it."""
         producer = self._producer
         producer._txn_partitions.clear()
+        producer._forget_offsets()
         with_commit, producer._with_commit[:] = list(producer._with_commit), []
         for future in with_commit:  # their errors are the abort's cause, already raised or moot
             future.add_done_callback(lambda done: _failed([done]))
