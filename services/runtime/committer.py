@@ -145,11 +145,12 @@ class Committer:
             self.is_leader.set()
             log.info("committer is leader", extra={"offset": self.core.index.position})
             consumer = member.consumer
-            # The next batch is fetched and decoded while the current one commits.
+            # The next batch is fetched and decoded while the current one commits, and topped up
+            # with what came after that fetch returned.
             fetch = asyncio.create_task(self._fetch(consumer))
             try:
                 while not member.lost.is_set() and not self._stopping:
-                    batch = await fetch
+                    batch = await self._top_up(consumer, await fetch)
                     fetch = asyncio.create_task(self._fetch(consumer))
                     if batch.records:
                         await self._commit_guarded(producer, batch)
@@ -164,6 +165,22 @@ class Committer:
     async def _fetch(self, consumer: Consumer) -> Batch:
         """The next requests, decoded; malformed ones answered 400 when their sender can be told."""
         return _decoded(await consumer.getmany(timeout_ms=100, max_records=self.batch_max))
+
+    async def _top_up(self, consumer: Consumer, batch: Batch) -> Batch:
+        """`batch` and the requests already read after it, up to `batch_max` in all.
+
+        The fetch for the next batch returns as soon as a request comes, early in
+        the current batch's commit; without this, the requests that came later
+        in that commit would wait for the whole next batch before theirs.
+        """
+        room = self.batch_max - len(batch.records)
+        if not batch.records or room <= 0:
+            return batch
+        later = await consumer.getmany(timeout_ms=0, max_records=room)
+        if not later:
+            return batch
+        more = _decoded(later)
+        return Batch(batch.records + more.records, batch.requests + more.requests, batch.bad + more.bad)
 
     async def _commit_guarded(self, producer: Producer, batch: Batch) -> None:
         """Commit a batch; a record too large for the log costs its own request a 413, not the committer.
