@@ -11,7 +11,9 @@ from collections.abc import AsyncIterator, Callable
 
 import pytest
 
+from services.bus import Bus, open_bus
 from services.testing.harness import LogHarness
+from topics.declarations import declarations
 
 SESSION_TIMEOUT_MS = 1000
 
@@ -20,6 +22,16 @@ SESSION_TIMEOUT_MS = 1000
 def url(bus_url: Callable[..., str]) -> str:
     """The test's private log, with short group sessions."""
     return bus_url(session_timeout_ms=SESSION_TIMEOUT_MS)
+
+
+@pytest.fixture
+async def bus(url: str) -> AsyncIterator[Bus]:
+    """The test's private log, opened, with every declared topic."""
+    bus = open_bus(url)
+    await bus.start()
+    await bus.ensure_topics(declarations())
+    yield bus
+    await bus.close()
 
 
 @pytest.fixture

@@ -19,22 +19,12 @@ from runtime_support import ADMIN, StallingBus, claim, entries, request_id_count
 from services.api.machinery.status import StatusError
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
-from services.bus import Bus, ProducerFenced, open_bus
+from services.bus import Bus, ProducerFenced
 from services.runtime.client import Client
 from services.runtime.committer import Committer
 from tests.support.log_reading import read_topic
-from topics.declarations import declarations
 
 GROUP, RESOURCE = "resource.k8s.io", "resourceclaims"
-
-
-@pytest.fixture
-async def bus(url: str) -> AsyncIterator[Bus]:
-    bus = open_bus(url)
-    await bus.start()
-    await bus.ensure_topics(declarations())
-    yield bus
-    await bus.close()
 
 
 @pytest.fixture

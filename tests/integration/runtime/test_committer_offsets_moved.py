@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from runtime_support import claim
 
 from services.bus import OutRecord
 from services.testing.harness import ADMIN, LogHarness
@@ -24,15 +25,6 @@ from topics.declarations import OBJECTS, REPLIES
 from topics.envelope import decode_reply
 
 GROUP, CLAIMS = "resource.k8s.io", "resourceclaims"
-
-
-def claim(name: str) -> dict[str, object]:
-    return {
-        "apiVersion": "resource.k8s.io/v1beta1",
-        "kind": "ResourceClaim",
-        "metadata": {"name": name, "namespace": "default"},
-        "spec": {"devices": {"requests": [{"name": "gpu", "deviceClassName": "gpu.example.com"}]}},
-    }
 
 
 async def test_replies_carry_their_records_offsets_after_another_writer_moved_the_log(

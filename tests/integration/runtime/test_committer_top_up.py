@@ -11,33 +11,22 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator
 
-import pytest
 from runtime_support import ADMIN, StallingBus, claim
 
 from services.apiserver.admission_chain import build_admission
 from services.apiserver.committer_hooks import wired_core
-from services.bus import Bus, open_bus
+from services.bus import Bus
 from services.runtime.client import Client
 from services.runtime.committer import Committer
 from services.runtime.committer_core import Outcome
 from tests.support.eventually import eventually
-from topics.declarations import REQUESTS, declarations
+from topics.declarations import REQUESTS
 
 GROUP, RESOURCE = "resource.k8s.io", "resourceclaims"
 # A Kafka consumer buffers what its parked fetch was answered with a moment after a second
 # reader sees it; the committer's read of what is already there must find it buffered.
 KAFKA_BUFFERED_S = 0.3
-
-
-@pytest.fixture
-async def bus(url: str) -> AsyncIterator[Bus]:
-    bus = open_bus(url)
-    await bus.start()
-    await bus.ensure_topics(declarations())
-    yield bus
-    await bus.close()
 
 
 async def _requests_end_after(bus: Bus, before: int) -> int:
