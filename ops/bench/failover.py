@@ -47,7 +47,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -62,6 +61,7 @@ if importlib.util.find_spec("services") is None:  # run from a checkout without 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
+from ops.bench.fresh_logs import dropped_after, fresh_url  # noqa: E402
 from ops.bench.latency import Child, free_port, percentile, spawn, wait_healthy  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.kube.leader_election import SCHEDULER_LEASE  # noqa: E402
@@ -395,7 +395,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
 def bus_url(args: argparse.Namespace, work: Path) -> str:
     if args.backend == "kafka":
         servers = args.kafka or os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "localhost:9092")
-        return f"kafka://{servers}?prefix=failover{uuid.uuid4().hex[:8]}-"
+        return fresh_url("kafka", kafka=servers, stem="failover")
     return f"sqlite://{work / 'bus.db'}"
 
 
@@ -407,13 +407,14 @@ async def main_async(args: argparse.Namespace) -> Result:
     ]
     with tempfile.TemporaryDirectory(prefix="bench-failover-") as tmp:
         run = Run(bus_url(args, Path(tmp)), Path(tmp))
-        try:
-            await start(run, election)
-            result = await measure(args, run)
-        finally:
-            for child in reversed(list(run.children.values())):
-                with contextlib.suppress(Exception):
-                    await child.stop()
+        async with dropped_after(run.url):
+            try:
+                await start(run, election)
+                result = await measure(args, run)
+            finally:
+                for child in reversed(list(run.children.values())):
+                    with contextlib.suppress(Exception):
+                        await child.stop()
     print(report(result), flush=True)
     return result
 

@@ -23,12 +23,10 @@ import asyncio
 import os
 import statistics
 import time
-import uuid
 from collections import Counter
 from typing import Any
 
-from aiokafka.admin import AIOKafkaAdminClient
-
+from ops.bench.fresh_logs import drop, fresh_url
 from services.bus import OutRecord, TopicSpec, open_bus
 from services.bus.kafka.producer import KafkaProducer
 
@@ -38,8 +36,8 @@ WARM = 20  # transactions of each run not counted (the producer's first, and the
 
 
 async def run(bootstrap: str, way: str, transactions: int, records: int) -> tuple[list[float], Counter[str]]:
-    prefix = f"bench{uuid.uuid4().hex[:8]}-"
-    bus = open_bus(f"kafka://{bootstrap}?prefix={prefix}")
+    url = fresh_url("kafka", kafka=bootstrap)
+    bus = open_bus(url)
     await bus.start()
     try:
         await bus.ensure_topics([TopicSpec(t, 1) for t in TOPICS])
@@ -79,12 +77,7 @@ async def run(bootstrap: str, way: str, transactions: int, records: int) -> tupl
         return times, sent
     finally:
         await bus.close()
-        admin = AIOKafkaAdminClient(bootstrap_servers=bootstrap)
-        await admin.start()
-        try:
-            await admin.delete_topics([prefix + t for t in TOPICS])
-        finally:
-            await admin.close()
+        await drop(url)
 
 
 def _quantile(values: list[float], q: float) -> float:

@@ -60,7 +60,6 @@ import sys
 import tempfile
 import time
 import urllib.request
-import uuid
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -76,6 +75,7 @@ if str(REPO) not in sys.path:  # for ops.bench.commit_trace (ops/ is a namespace
     sys.path.append(str(REPO))
 
 from ops.bench import commit_trace  # noqa: E402
+from ops.bench.fresh_logs import dropped_after, fresh_url  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import BEGINNING, Bus  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
@@ -512,29 +512,24 @@ async def measure_apply(url: str, *, kubeconfig: Path, runs: int) -> dict[str, l
 
 
 async def run_one(args: argparse.Namespace, mode: str, work: Path) -> Result:
-    prefix = f"lat{uuid.uuid4().hex[:8]}-"
-    if args.backend == "kafka":
-        kafka = args.kafka or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-        if not kafka:
-            raise SystemExit("--backend kafka needs --kafka HOST:PORT or KAFKA_BOOTSTRAP_SERVERS")
-        url = f"kafka://{kafka}?prefix={prefix}"
-    else:
-        url = f"sqlite://{work / (prefix + 'bus.db')}"
+    kafka = args.kafka or os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "")
+    url = fresh_url(args.backend, kafka=kafka, workdir=work, stem="lat")
     if args.bus_options:
         url += ("&" if "?" in url else "?") + args.bus_options
     run_dir = Path(tempfile.mkdtemp(prefix=f"{mode}-", dir=work))
     trace = run_dir / "commit-trace" if args.backend == "embedded" else None
     if trace is not None:
         trace.mkdir()
-    children = await start_components(mode, url, run_dir, trace=trace)
-    try:
-        lives, requests, delivery, seen = await measure(url, pods=args.pods, at_once=args.at_once)
-        applied: dict[str, list[float]] = {}
-        if args.kubectl_apply and mode == "up":
-            applied = await measure_apply(url, kubeconfig=run_dir / "up" / "kubeconfig", runs=args.kubectl_apply)
-    finally:
-        for child in reversed(children):
-            await child.stop()
+    async with dropped_after(url):
+        children = await start_components(mode, url, run_dir, trace=trace)
+        try:
+            lives, requests, delivery, seen = await measure(url, pods=args.pods, at_once=args.at_once)
+            applied: dict[str, list[float]] = {}
+            if args.kubectl_apply and mode == "up":
+                applied = await measure_apply(url, kubeconfig=run_dir / "up" / "kubeconfig", runs=args.kubectl_apply)
+        finally:
+            for child in reversed(children):
+                await child.stop()
     values = hops(lives, requests, delivery)
     if trace is not None:  # the children wrote their stamps as they exited
         values[EXACT_DELIVERY] = seen.delivery_ms(commit_trace.announced(trace))

@@ -53,7 +53,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
     sys.path.insert(0, str(REPO))
+if str(REPO) not in sys.path:  # for ops.bench.fresh_logs (ops/ is a namespace package, not installed)
+    sys.path.append(str(REPO))
 
+from ops.bench.fresh_logs import dropped_after, fresh_url  # noqa: E402
 from services.apiserver.admission_chain import build_admission  # noqa: E402
 from services.apiserver.committer_hooks import wired_core  # noqa: E402
 from services.bus import BEGINNING, Bus, OutRecord, TopicSpec, open_bus  # noqa: E402
@@ -110,19 +113,17 @@ class Run:
     baseline: dict[str, float] = field(default_factory=dict)  # measure -> raw aiokafka seconds
 
     def bus_url(self, backend: str) -> str:
-        prefix = f"bench{uuid.uuid4().hex[:8]}-"
-        if backend == "kafka":
-            return f"kafka://{self.kafka}?prefix={prefix}"
-        return f"sqlite://{self.workdir / (prefix + 'bus.db')}"
+        return fresh_url(backend, kafka=self.kafka, workdir=self.workdir)
 
     @asynccontextmanager
     async def bus(self, backend: str) -> AsyncIterator[Bus]:
-        bus = open_bus(self.bus_url(backend))
-        await bus.start()
-        try:
-            yield bus
-        finally:
-            await bus.close()
+        async with dropped_after(self.bus_url(backend)) as url:
+            bus = open_bus(url)
+            await bus.start()
+            try:
+                yield bus
+            finally:
+                await bus.close()
 
 
 Section = Callable[[Run], Awaitable[list[Figure]]]
@@ -133,11 +134,11 @@ Section = Callable[[Run], Awaitable[list[Figure]]]
 
 async def measure_baseline(run: Run) -> list[Figure]:
     """Raw aiokafka producing, then consuming, the records (the reference for ratios)."""
-    async with run.bus("kafka") as bus:
+    async with run.bus("kafka") as bus:  # the topic is deleted when the block ends
         await bus.ensure_topics([TopicSpec("raw", 1)])
         topic = bus.prefix + "raw"  # type: ignore[attr-defined]
-    produce_s = await raw.produce(run.kafka, topic, run.records, max_batch_size=512 * 1024)
-    consume_s = await raw.consume(run.kafka, topic, len(run.records))
+        produce_s = await raw.produce(run.kafka, topic, run.records, max_batch_size=512 * 1024)
+        consume_s = await raw.consume(run.kafka, topic, len(run.records))
     run.baseline.update(produce=produce_s, consume=consume_s)
     n = len(run.records)
     return [
@@ -343,11 +344,11 @@ async def closed_loop_clients(bus: Bus, requests: list[Request], writers: int) -
 
 async def raw_baseline(run: Run, records: list[tuple[bytes, bytes]]) -> tuple[float, float]:
     """Raw aiokafka producing, then consuming, exactly these records: seconds per record (produce, consume)."""
-    async with run.bus("kafka") as bus:
+    async with run.bus("kafka") as bus:  # the topic is deleted when the block ends
         await bus.ensure_topics([TopicSpec("raw", 1)])
         topic = bus.prefix + "raw"  # type: ignore[attr-defined]
-    produce_s = await raw.produce(run.kafka, topic, records, max_batch_size=512 * 1024)
-    consume_s = await raw.consume(run.kafka, topic, len(records))
+        produce_s = await raw.produce(run.kafka, topic, records, max_batch_size=512 * 1024)
+        consume_s = await raw.consume(run.kafka, topic, len(records))
     return produce_s / len(records), consume_s / len(records)
 
 
@@ -425,7 +426,7 @@ def print_report(figures: list[Figure], *, records: int, kafka: str) -> None:
     for f in figures:
         ratio = "" if f.ratio is None else f"{f.ratio:.2f}x"
         mb = f.rate * VALUE_SIZE / 1e6
-        cpu = "" if f.cpu_seconds is None else f"{f.cpu_seconds / f.count * 1e6:.0f}"
+        cpu = "" if f.cpu_seconds is None or not f.count else f"{f.cpu_seconds / f.count * 1e6:.0f}"
         latency = ""
         if f.latencies:
             p50, p99 = percentile(f.latencies, 0.5), percentile(f.latencies, 0.99)

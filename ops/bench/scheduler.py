@@ -86,7 +86,8 @@ import tempfile
 import time
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -102,6 +103,7 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
 
 from ops.bench import dra_workloads as dra137  # noqa: E402
 from ops.bench import extended_resource, kube_scheduler, machine_speed  # noqa: E402
+from ops.bench.fresh_logs import dropped_after, fresh_prefix, fresh_url  # noqa: E402
 from ops.bench.latency import request_times  # noqa: E402
 from services.api.machinery.status import StatusError  # noqa: E402
 from services.apiserver.certs import self_signed  # noqa: E402
@@ -1175,18 +1177,24 @@ def attempts_text(result: Result) -> str:
 
 
 def bus_url(args: argparse.Namespace, workdir: Path) -> str:
-    """A fresh log per workload: a new topic prefix on Kafka, a new file for the embedded log."""
-    prefix = f"bench{uuid.uuid4().hex[:8]}-"
+    """A fresh log per workload: a new topic prefix on Kafka, a new file for the embedded log (`fresh_logs`)."""
     if args.bus:
-        if args.bus.startswith("kafka://"):
-            return with_query(args.bus, prefix=parse_bus_url(args.bus).prefix + prefix)  # within the user's prefix
+        if args.bus.startswith("kafka://"):  # within the user's prefix
+            return with_query(args.bus, prefix=parse_bus_url(args.bus).prefix + fresh_prefix())
         return str(args.bus)
-    if args.backend == "kafka":
-        kafka = args.kafka or os.environ.get("KAFKA_BOOTSTRAP_SERVERS")
-        if not kafka:
-            raise SystemExit("--backend kafka needs --kafka HOST:PORT or KAFKA_BOOTSTRAP_SERVERS")
-        return f"kafka://{kafka}?prefix={prefix}"
-    return f"sqlite://{workdir / (prefix + 'bus.db')}"
+    kafka = args.kafka or os.environ.get("KAFKA_BOOTSTRAP_SERVERS", "")
+    return fresh_url(args.backend, kafka=kafka, workdir=workdir)
+
+
+@asynccontextmanager
+async def run_log(args: argparse.Namespace, workdir: Path) -> AsyncIterator[str]:
+    """`bus_url`, deleted after the run when the benchmark chose it: an embedded ``--bus`` file is kept."""
+    url = bus_url(args, workdir)
+    if url == args.bus:
+        yield url
+        return
+    async with dropped_after(url):
+        yield url
 
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
@@ -1300,8 +1308,8 @@ async def main_async(args: argparse.Namespace) -> int:
         for name in names:
             pair: dict[str, Result] = {}
             for scheduler in schedulers:
-                url = bus_url(args, Path(tmp))
-                result = await Bench(url, chosen[name], args, tmp, scheduler=scheduler).run()
+                async with run_log(args, Path(tmp)) as url:
+                    result = await Bench(url, chosen[name], args, tmp, scheduler=scheduler).run()
                 print(report(result), flush=True)
                 results.append(result)
                 pair[scheduler] = result
@@ -1321,7 +1329,8 @@ async def warm_up(args: argparse.Namespace, tmp: Path, scheduler: str) -> None:
     measured run's log fresh.
     """
     workload = workloads(args.nodes, None, args.warmup)["steady-empty"]
-    result = await Bench(bus_url(args, tmp), workload, args, str(tmp), scheduler=scheduler).run()
+    async with run_log(args, tmp) as url:
+        result = await Bench(url, workload, args, str(tmp), scheduler=scheduler).run()
     print(
         f"warm-up: {workload.title}, {args.warmup:g} s, {result.pods_per_s:.1f} pods/s (not counted)",
         flush=True,
