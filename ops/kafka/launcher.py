@@ -94,7 +94,11 @@ POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
 # single node (min(3, nodes) on a cluster), internal topics with one partition
 # (fast to create), quick first rebalance, short session timeouts allowed, a
 # log cleaner that looks for work often, and no topic auto-creation (topics
-# are declared, never guessed).
+# are declared, never guessed). File deletion keeps Kafka's delay
+# (``log.segment.delete.delay.ms``, 60 s): it is also how long the task that
+# deletes files waits when there are none, and at 0 that task ran without
+# pause, keeping the scheduler threads at ~4 % of a core on an idle broker and
+# under load (KAFKA-16588; docs/decisions/latency.md, "Seventeenth pass").
 SERVER_PROPERTIES = """\
 process.roles=broker,controller
 node.id={node_id}
@@ -120,7 +124,6 @@ log.cleaner.backoff.ms=200
 log.cleaner.dedupe.buffer.size=16777216
 log.retention.check.interval.ms=1000
 log.initial.task.delay.ms=0
-log.segment.delete.delay.ms=0
 """
 
 # Added on a cluster: brokers heartbeat every 500 ms and are fenced (their
