@@ -52,3 +52,15 @@ def test_drop_leaves_an_embedded_log_to_its_directory(tmp_path: Path) -> None:
 
     assert asyncio.run(dropped()) == []
     assert Path(target.path).read_bytes() == b"kept"
+
+
+def test_a_failed_deletion_is_reported_and_leaves_the_runs_own_error(capsys: pytest.CaptureFixture[str]) -> None:
+    url = "kafka://127.0.0.1:1?prefix=gone-"  # nothing listens there: the deletion fails
+
+    async def run() -> None:
+        async with fresh_logs.dropped_after(url):
+            raise RuntimeError("the run's own failure")
+
+    with pytest.raises(RuntimeError, match="the run's own failure"):
+        asyncio.run(run())
+    assert f"the run's topics at {url} were not deleted" in capsys.readouterr().err
