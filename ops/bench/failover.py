@@ -61,7 +61,7 @@ if importlib.util.find_spec("services") is None:  # run from a checkout without 
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from ops.bench.fresh_logs import dropped_after, fresh_url  # noqa: E402
+from ops.bench.fresh_logs import BACKENDS, dropped_after, fresh_url  # noqa: E402
 from ops.bench.latency import Child, free_port, percentile, spawn, wait_healthy  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.kube.leader_election import SCHEDULER_LEASE  # noqa: E402
@@ -380,7 +380,7 @@ def parse_seconds(text: str) -> float:
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
     p.add_argument("--kill", choices=sorted(TARGETS), default="scheduler", help="what to kill (default scheduler)")
-    p.add_argument("--backend", choices=["embedded", "kafka"], default="embedded")
+    p.add_argument("--backend", choices=BACKENDS, default="embedded")
     p.add_argument("--kafka", help="Kafka bootstrap servers for --backend kafka (default: $KAFKA_BOOTSTRAP_SERVERS)")
     p.add_argument("--rate", type=float, default=4.0, help="pods created per second (default 4)")
     p.add_argument("--before", type=float, default=10.0, help="seconds of pods before the kill (default 10)")

@@ -3,11 +3,13 @@
 Every benchmark run writes to a log of its own, so no run reads another's
 records: a new file for the embedded log (in the benchmark's temporary
 directory, removed with it), a new topic prefix on Kafka. The topics used to
-stay on the broker. A broker keeps working for every partition it holds, and
-the next runs measured that too: an idle broker used ~10 % of a core here with
-89 partitions and ~13 % with 660, after a series of benchmark runs
-(docs/decisions/latency.md, "Seventeenth pass"). So a run's topics — every
-topic whose name starts with its prefix — are deleted when it ends.
+stay on the broker, and a broker keeps working for every partition it holds
+(its retention checks, every second here, and its log cleaner walk them all),
+so each series left the next one a busier broker and more disk. An idle broker
+with 660 such partitions used ~13 % of a core against ~10 % with 89, most of
+either the launcher's busy wait fixed since (docs/decisions/latency.md,
+"Seventeenth pass"). So a run's topics — every topic whose name starts with
+its prefix — are deleted when it ends.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ import time
 from collections import Counter
 from typing import Any
 
-from ops.bench.fresh_logs import drop, fresh_url
+from ops.bench.fresh_logs import dropped_after, fresh_url
 from services.bus import OutRecord, TopicSpec, open_bus
 from services.bus.kafka.producer import KafkaProducer
 
@@ -36,7 +36,12 @@ WARM = 20  # transactions of each run not counted (the producer's first, and the
 
 
 async def run(bootstrap: str, way: str, transactions: int, records: int) -> tuple[list[float], Counter[str]]:
-    url = fresh_url("kafka", kafka=bootstrap)
+    """One run of ``way`` on a fresh prefix, whose topics are deleted when it ends."""
+    async with dropped_after(fresh_url("kafka", kafka=bootstrap)) as url:
+        return await _timed(url, way, transactions, records)
+
+
+async def _timed(url: str, way: str, transactions: int, records: int) -> tuple[list[float], Counter[str]]:
     bus = open_bus(url)
     await bus.start()
     try:
@@ -77,7 +82,6 @@ async def run(bootstrap: str, way: str, transactions: int, records: int) -> tupl
         return times, sent
     finally:
         await bus.close()
-        await drop(url)
 
 
 def _quantile(values: list[float], q: float) -> float:

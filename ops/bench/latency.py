@@ -75,7 +75,7 @@ if str(REPO) not in sys.path:  # for ops.bench.commit_trace (ops/ is a namespace
     sys.path.append(str(REPO))
 
 from ops.bench import commit_trace  # noqa: E402
-from ops.bench.fresh_logs import dropped_after, fresh_url  # noqa: E402
+from ops.bench.fresh_logs import BACKENDS, dropped_after, fresh_url  # noqa: E402
 from services.bus import open_bus  # noqa: E402
 from services.bus.port import BEGINNING, Bus  # noqa: E402
 from services.runtime.client import Client  # noqa: E402
@@ -558,7 +558,7 @@ def report(result: Result) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0] if __doc__ else None)
-    p.add_argument("--backend", choices=["embedded", "kafka"], default="embedded")
+    p.add_argument("--backend", choices=BACKENDS, default="embedded")
     p.add_argument("--kafka", help="Kafka bootstrap servers for --backend kafka (default: $KAFKA_BOOTSTRAP_SERVERS)")
     p.add_argument("--mode", action="append", choices=["processes", "up"], help="repeat for both (default: both)")
     p.add_argument(

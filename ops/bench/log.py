@@ -56,7 +56,7 @@ if importlib.util.find_spec("services") is None:  # run from a checkout without 
 if str(REPO) not in sys.path:  # for ops.bench.fresh_logs (ops/ is a namespace package, not installed)
     sys.path.append(str(REPO))
 
-from ops.bench.fresh_logs import dropped_after, fresh_url  # noqa: E402
+from ops.bench.fresh_logs import BACKENDS, dropped_after, fresh_url  # noqa: E402
 from services.apiserver.admission_chain import build_admission  # noqa: E402
 from services.apiserver.committer_hooks import wired_core  # noqa: E402
 from services.bus import BEGINNING, Bus, OutRecord, TopicSpec, open_bus  # noqa: E402
@@ -73,7 +73,6 @@ VALUE_SIZE = 1024
 BATCH = 1000  # records per send / per transaction, like a committer batch
 BENCH_USER = UserInfo("bench", ("system:masters", "system:authenticated"))
 BENCH_REQUESTER = "bench"
-BACKENDS = ("embedded", "kafka")
 
 
 @dataclass(frozen=True, slots=True)

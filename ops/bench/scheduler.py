@@ -103,7 +103,7 @@ if str(REPO) not in sys.path:  # for ops.bench.dra_workloads (ops/ is a namespac
 
 from ops.bench import dra_workloads as dra137  # noqa: E402
 from ops.bench import extended_resource, kube_scheduler, machine_speed  # noqa: E402
-from ops.bench.fresh_logs import dropped_after, fresh_prefix, fresh_url  # noqa: E402
+from ops.bench.fresh_logs import BACKENDS, dropped_after, fresh_prefix, fresh_url  # noqa: E402
 from ops.bench.latency import request_times  # noqa: E402
 from services.api.machinery.status import StatusError  # noqa: E402
 from services.apiserver.certs import self_signed  # noqa: E402
@@ -1204,7 +1204,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     )
     p.add_argument("--batch-count", help=argparse.SUPPRESS)  # the committer role: where it writes its batch count
     p.add_argument("--bus", help="a bus URL (kafka://…?prefix=… or sqlite:///…); default: a fresh log per workload")
-    p.add_argument("--backend", choices=["embedded", "kafka"], default="embedded", help="where fresh logs live")
+    p.add_argument("--backend", choices=BACKENDS, default="embedded", help="where fresh logs live")
     p.add_argument("--kafka", help="Kafka bootstrap servers for --backend kafka (default: $KAFKA_BOOTSTRAP_SERVERS)")
     p.add_argument(
         "--workload",
