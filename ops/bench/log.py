@@ -53,10 +53,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 if importlib.util.find_spec("services") is None:  # run from a checkout without `pip install -e`
     sys.path.insert(0, str(REPO))
-if str(REPO) not in sys.path:  # for ops.bench.fresh_logs (ops/ is a namespace package, not installed)
+if str(REPO) not in sys.path:  # for ops.bench and ops.kafka (ops/ is a namespace package, not installed)
     sys.path.append(str(REPO))
 
 from ops.bench.fresh_logs import BACKENDS, dropped_after, fresh_url  # noqa: E402
+from ops.kafka import launcher  # noqa: E402
 from services.apiserver.admission_chain import build_admission  # noqa: E402
 from services.apiserver.committer_hooks import wired_core  # noqa: E402
 from services.bus import BEGINNING, Bus, OutRecord, TopicSpec, open_bus  # noqa: E402
@@ -439,10 +440,6 @@ async def kafka_broker(bootstrap: str | None, workdir: Path) -> AsyncIterator[st
     if bootstrap:
         yield bootstrap
         return
-    spec = importlib.util.spec_from_file_location("launcher", REPO / "ops" / "kafka" / "launcher.py")
-    assert spec is not None and spec.loader is not None
-    launcher = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(launcher)
     data = workdir / "kafka"
     port = launcher.free_port()
     if launcher.start(data, port) != 0:
