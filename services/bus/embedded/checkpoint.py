@@ -1,31 +1,33 @@
 """Checkpoints of the embedded log's WAL, off the writers' path.
 
 Left to itself, SQLite checkpoints a WAL file inside the commit that takes it
-past 1,000 pages (16 MB at this log's page size): that ``COMMIT`` copies the
-WAL into the database file and syncs both before it returns, 10 to 15 ms on a
-virtual disk, before the commit's datagram goes out
+past 1,000 pages (16 MB at the 16 KiB pages the log had then): that
+``COMMIT`` copies the WAL into the database file and syncs both before it
+returns, 10 to 15 ms on a virtual disk, before the commit's datagram goes out
 (`services.bus.embedded.peers`) and while the process's next write waits. It
 was most of the embedded log's commit → seen p99 (docs/decisions/latency.md,
 "Tenth pass").
 
 So every bus looks at the WAL-index header (`services.bus.embedded.wal_index`)
-every ``checkpoint_interval_ms``, and once ``checkpoint_frames`` frames (250,
-a quarter of SQLite's own threshold, by default) wait to be copied it runs a
-PASSIVE checkpoint on a connection and thread of its own. PASSIVE never waits: it
-copies what no reader still needs and leaves the rest for the next round,
-writers keep appending meanwhile, and of two processes checkpointing at once
-one is told "busy" and looks again next round.
+every ``checkpoint_interval_ms``, and once ``checkpoint_frames`` frames wait
+to be copied it runs a PASSIVE checkpoint on a connection and thread of its
+own. By default that is 4 MiB of a new file's pages (`schema.CHECKPOINT_BYTES`:
+1,024 pages of 4 KiB; a file made with 16 KiB pages waits for 16 MiB).
+PASSIVE never waits: it copies what no reader still needs and leaves the rest
+for the next round, writers keep appending meanwhile, and of two processes
+checkpointing at once one is told "busy" and looks again next round.
 
-A commit still checkpoints itself past four times that many frames (SQLite's
-1,000 by default). A checkpoint beside a stream of writes never catches up
-with them, and SQLite only starts the WAL over once one has: with no commit
-checkpointing, bulk writes grew the WAL to 200 MB in 13 s; at 4,000 frames it
-stayed at 64 MB, and the committer's CPU per pod still rose ~10 %. The writer
-that stops to checkpoint lets it catch up, as before, so bulk writes keep
-SQLite's WAL and its costs (on the event loop's thread when that write ran
-there: `Database.write_sync`); a steady workload checkpoints in the background
-long before a commit would. With ``checkpoint_interval_ms=0`` commits
-checkpoint at ``checkpoint_frames``, as SQLite does.
+A commit still checkpoints itself past four times that many frames (16 MiB
+by default, what SQLite's own 1,000 frames were at 16 KiB pages). A
+checkpoint beside a stream of writes never catches up with them, and SQLite
+only starts the WAL over once one has: with no commit checkpointing, bulk
+writes grew the WAL to 200 MB in 13 s; at 4,000 frames of 16 KiB it stayed
+at 64 MB, and the committer's CPU per pod still rose ~10 %. The writer that
+stops to checkpoint lets it catch up, as before, so bulk writes keep SQLite's
+WAL and its costs (on the event loop's thread when that write ran there:
+`Database.write_sync`); a steady workload checkpoints in the background long
+before a commit would. With ``checkpoint_interval_ms=0`` commits checkpoint
+at ``checkpoint_frames``, as SQLite does.
 """
 
 from __future__ import annotations

@@ -35,9 +35,17 @@ SCHEMA_VERSION = 2
 OFFSET_BITS = 40
 MAX_OFFSET = (1 << OFFSET_BITS) - 1
 
-# Larger pages suit 1 KB records (several rows per page); only takes effect
-# when the file is created.
-PAGE_SIZE = 16384
+# SQLite's default page size, set when the file is created (a file keeps the
+# size it was made with). A commit writes every page it touched to the WAL
+# whole, and a reader re-reads the pages another process changed; a steady
+# workload's commits touch a handful of pages for a few records each. Against
+# 16 KiB pages (used until stop 37): steady-empty +10 % pods/s (17 of 18
+# alternating pairs), claim-template unchanged; bulk appends of 1,000 records
+# slower (docs/decisions/latency.md, "Eighteenth pass").
+PAGE_SIZE = 4096
+# The WAL's length, in bytes, at which a checkpoint is due (`checkpoint`):
+# 250 frames of the 16 KiB pages these thresholds were tuned with.
+CHECKPOINT_BYTES = 4 << 20
 
 DDL = """
 CREATE TABLE IF NOT EXISTS meta (

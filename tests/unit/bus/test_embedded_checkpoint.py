@@ -18,10 +18,12 @@ from services.bus import OutRecord, TopicSpec, open_bus
 from services.bus.embedded import wal_index
 from services.bus.embedded.bus import EmbeddedBus
 from services.bus.embedded.checkpoint import checkpoint_passive
+from services.bus.embedded.schema import PAGE_SIZE
 from services.bus.embedded.wal_index import frames_to_copy
 from tests.support.eventually import eventually
 
 MB = 1 << 20
+MB_FRAMES = MB // PAGE_SIZE  # the WAL frames of 1 MB of a new file's pages (256 of 4 KiB)
 RECORD = b"x" * (256 * 1024)
 
 
@@ -42,16 +44,16 @@ NO_BACKGROUND = "checkpoint_interval_ms=600000"  # ten minutes: within a test on
 
 
 async def test_commits_leave_a_wal_of_checkpoint_frames_to_the_background(tmp_path: Path) -> None:
-    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?{NO_BACKGROUND}&checkpoint_frames=64")
+    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?{NO_BACKGROUND}&checkpoint_frames={MB_FRAMES}")
     try:
         before = size(bus.path)
         producer = await bus.producer(transactional_id="committer")
-        # 1 MB, written twice (appended, then unmarked by the commit): ~130 frames, past
+        # 1 MB, written twice (appended, then unmarked by the commit): ~2 MB of frames, past
         # checkpoint_frames (SQLite's commit would have copied them), short of four times it.
         async with producer.transaction() as txn:
             await txn.send([OutRecord("objects", b"k", RECORD) for _ in range(4)])
         assert size(bus.path) == before
-        assert (frames_to_copy(bus.path) or 0) > 64
+        assert (frames_to_copy(bus.path) or 0) > MB_FRAMES
         consumer = await bus.consumer("objects")
         assert len(await consumer.getmany(timeout_ms=1000)) == 4
     finally:
@@ -59,11 +61,11 @@ async def test_commits_leave_a_wal_of_checkpoint_frames_to_the_background(tmp_pa
 
 
 async def test_a_commit_checkpoints_a_wal_the_background_cannot_keep_up_with(tmp_path: Path) -> None:
-    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?{NO_BACKGROUND}&checkpoint_frames=64")
+    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?{NO_BACKGROUND}&checkpoint_frames={MB_FRAMES}")
     try:
         before = size(bus.path)
         producer = await bus.producer()
-        for _ in range(6):  # 6 MB, 384 pages: past four times checkpoint_frames
+        for _ in range(6):  # 6 MB: past four times checkpoint_frames
             await producer.send([OutRecord("objects", b"k", RECORD) for _ in range(4)])
         assert size(bus.path) >= before + 4 * MB
     finally:
@@ -71,7 +73,7 @@ async def test_a_commit_checkpoints_a_wal_the_background_cannot_keep_up_with(tmp
 
 
 async def test_without_background_checkpoints_commits_checkpoint_as_sqlite_does(tmp_path: Path) -> None:
-    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?checkpoint_interval_ms=0&checkpoint_frames=64")
+    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?checkpoint_interval_ms=0&checkpoint_frames={MB_FRAMES}")
     try:
         before = size(bus.path)
         await (await bus.producer()).send([OutRecord("objects", b"k", RECORD) for _ in range(8)])
@@ -81,11 +83,11 @@ async def test_without_background_checkpoints_commits_checkpoint_as_sqlite_does(
 
 
 async def test_a_wal_of_checkpoint_frames_is_copied_in_the_background(tmp_path: Path) -> None:
-    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?checkpoint_interval_ms=10&checkpoint_frames=64")
+    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?checkpoint_interval_ms=10&checkpoint_frames={MB_FRAMES}")
     try:
         before = size(bus.path)
         producer = await bus.producer()
-        await producer.send([OutRecord("objects", b"k", RECORD) for _ in range(8)])  # 2 MB: 128 pages
+        await producer.send([OutRecord("objects", b"k", RECORD) for _ in range(8)])  # 2 MB: twice checkpoint_frames
         await eventually(lambda: frames_to_copy(bus.path) == 0, what="the WAL copied into the file")
         assert size(bus.path) >= before + 2 * MB
     finally:
@@ -93,7 +95,7 @@ async def test_a_wal_of_checkpoint_frames_is_copied_in_the_background(tmp_path: 
 
 
 async def test_a_shorter_wal_is_left_alone(tmp_path: Path) -> None:
-    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?checkpoint_interval_ms=10&checkpoint_frames=1000")
+    bus = await started(f"sqlite://{tmp_path / 'bus.db'}?checkpoint_interval_ms=10&checkpoint_frames={4 * MB_FRAMES}")
     try:
         before = size(bus.path)
         await (await bus.producer()).send([OutRecord("objects", b"k", RECORD) for _ in range(8)])
@@ -110,7 +112,7 @@ async def test_a_shorter_wal_is_left_alone(tmp_path: Path) -> None:
 async def test_any_bus_on_the_file_copies_a_long_wal(tmp_path: Path) -> None:
     path = tmp_path / "bus.db"
     writer = await started(f"sqlite://{path}?{NO_BACKGROUND}")
-    other = await started(f"sqlite://{path}?checkpoint_interval_ms=10&checkpoint_frames=64", declare=False)
+    other = await started(f"sqlite://{path}?checkpoint_interval_ms=10&checkpoint_frames={MB_FRAMES}", declare=False)
     try:
         before = size(path)
         await (await writer.producer()).send([OutRecord("objects", b"k", RECORD) for _ in range(8)])
