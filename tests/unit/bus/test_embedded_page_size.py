@@ -10,7 +10,10 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from services.bus import OutRecord, TopicSpec, open_bus
+from services.bus.embedded import db as db_module
 from services.bus.embedded.bus import EmbeddedBus
 from services.bus.embedded.schema import PAGE_SIZE
 
@@ -51,4 +54,17 @@ async def test_a_file_made_with_16_kib_pages_keeps_them_and_works(tmp_path: Path
     conn.commit()
     conn.close()
     assert await round_trip(path) == [b"v" * 1500] * 20
+    assert page_size(path) == 16384
+
+
+async def test_a_log_written_with_16_kib_pages_keeps_its_records_and_pages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log as draplane wrote it before stop 37 (the bus itself, with 16 KiB pages) opens under today's code."""
+    path = tmp_path / "bus.db"
+    with monkeypatch.context() as before:
+        before.setattr(db_module, "PAGE_SIZE", 16384)
+        assert await round_trip(path) == [b"v" * 1500] * 20
+    assert page_size(path) == 16384
+    assert await round_trip(path) == [b"v" * 1500] * 40  # the old records, then the new ones
     assert page_size(path) == 16384
