@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from services.bus.embedded import cleaner, log
-from services.bus.embedded.checkpoint import checkpoint_when_due, commit_checkpoint_frames
+from services.bus.embedded.checkpoint import checkpoint_frames, checkpoint_when_due, commit_checkpoint_frames
 from services.bus.embedded.consumer import EmbeddedConsumer
 from services.bus.embedded.db import Database, now_ms
 from services.bus.embedded.group import EmbeddedGroupMember
@@ -42,7 +42,7 @@ class EmbeddedBus:
             db=Database(
                 target.path,
                 busy_timeout_ms=self.settings.busy_timeout_ms,
-                autocheckpoint_frames=commit_checkpoint_frames(self.settings),
+                autocheckpoint_frames=lambda page_size: commit_checkpoint_frames(self.settings, page_size),
                 writes_on_loop=bool(self.settings.writes_on_loop),
             ),
             notifier=Notifier(),
@@ -81,7 +81,7 @@ class EmbeddedBus:
                     checkpoint_when_due(
                         self._shared.db,
                         interval=self.settings.checkpoint_interval_ms / 1000,
-                        frames=self.settings.checkpoint_frames,
+                        frames=checkpoint_frames(self.settings, self._shared.db.page_size),
                     ),
                     name=f"bus-checkpoint-{self.path.name}",
                 )

@@ -11,8 +11,8 @@ was most of the embedded log's commit → seen p99 (docs/decisions/latency.md,
 So every bus looks at the WAL-index header (`services.bus.embedded.wal_index`)
 every ``checkpoint_interval_ms``, and once ``checkpoint_frames`` frames wait
 to be copied it runs a PASSIVE checkpoint on a connection and thread of its
-own. By default that is 4 MiB of a new file's pages (`schema.CHECKPOINT_BYTES`:
-1,024 pages of 4 KiB; a file made with 16 KiB pages waits for 16 MiB).
+own. By default that is 4 MiB of the file's own pages (`schema.CHECKPOINT_BYTES`:
+1,024 pages of 4 KiB, or 256 of a file made with 16 KiB pages).
 PASSIVE never waits: it copies what no reader still needs and leaves the rest
 for the next round, writers keep appending meanwhile, and of two processes
 checkpointing at once one is told "busy" and looks again next round.
@@ -38,6 +38,7 @@ import sqlite3
 from dataclasses import dataclass
 
 from services.bus.embedded.db import Connection, Database
+from services.bus.embedded.schema import CHECKPOINT_BYTES
 from services.bus.embedded.shared import Settings
 from services.bus.embedded.wal_index import frames_to_copy
 from services.bus.port import BusError
@@ -63,11 +64,17 @@ def checkpoint_passive(conn: sqlite3.Connection) -> Checkpointed:
 COMMIT_CHECKPOINT_FACTOR = 4
 
 
-def commit_checkpoint_frames(settings: Settings) -> int:
+def checkpoint_frames(settings: Settings, page_size: int) -> int:
+    """The frames waiting to be copied that make a checkpoint due, in a file of ``page_size`` pages."""
+    return settings.checkpoint_frames or max(1, CHECKPOINT_BYTES // page_size)
+
+
+def commit_checkpoint_frames(settings: Settings, page_size: int) -> int:
     """The WAL's length at which a commit checkpoints it itself (``PRAGMA wal_autocheckpoint``)."""
+    frames = checkpoint_frames(settings, page_size)
     if settings.checkpoint_interval_ms <= 0:
-        return settings.checkpoint_frames
-    return settings.checkpoint_frames * COMMIT_CHECKPOINT_FACTOR
+        return frames
+    return frames * COMMIT_CHECKPOINT_FACTOR
 
 
 async def checkpoint_when_due(db: Database, *, interval: float, frames: int) -> None:

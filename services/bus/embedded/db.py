@@ -44,6 +44,9 @@ Params = Sequence[Any] | dict[str, Any]
 T = TypeVar("T")
 
 
+SQLITE_AUTOCHECKPOINT = 1000  # SQLite's own ``wal_autocheckpoint``
+
+
 def now_ms() -> int:
     return time.time_ns() // 1_000_000
 
@@ -154,14 +157,17 @@ class Database:
         path: Path,
         *,
         busy_timeout_ms: int = 10_000,
-        autocheckpoint_frames: int = 1000,
+        autocheckpoint_frames: Callable[[int], int] = lambda page_size: SQLITE_AUTOCHECKPOINT,
         writes_on_loop: bool = True,
     ) -> None:
         self.path = path
         self.busy_timeout_ms = busy_timeout_ms
-        # The WAL's length at which a commit checkpoints it itself (SQLite's 1000 by default;
-        # an `EmbeddedBus` that checkpoints in the background sets it far higher: `checkpoint`).
-        self.autocheckpoint_frames = autocheckpoint_frames
+        # The WAL's length at which a commit checkpoints it itself, given the file's page size
+        # (SQLite's 1000 by default; an `EmbeddedBus` that checkpoints in the background sets it
+        # far higher: `checkpoint`). Known once the file is open: `autocheckpoint_frames`.
+        self._autocheckpoint = autocheckpoint_frames
+        self.page_size = PAGE_SIZE  # the file's own, once open: a file keeps the size it was made with
+        self.autocheckpoint_frames = 0
         self.writes_on_loop = writes_on_loop  # see `_on_writer`
         self._writer: Connection | None = None
         self._reader: Connection | None = None
@@ -181,11 +187,14 @@ class Database:
     async def _open(self) -> None:
         with translate_errors(f"cannot open the log {self.path}"):
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = await self._connect(autocheckpoint_frames=self.autocheckpoint_frames)
+            self._writer = await self._connect()
             # Both are properties of the file: page_size only while it is empty,
             # journal_mode needs the write lock (busy_timeout covers that).
             await self._writer.execute(f"PRAGMA page_size={PAGE_SIZE}")
             await self._writer.execute("PRAGMA journal_mode=WAL")
+            self.page_size = int((await self._writer.execute_fetchall("PRAGMA page_size"))[0][0])
+            self.autocheckpoint_frames = self._autocheckpoint(self.page_size)
+            await self._writer.execute(f"PRAGMA wal_autocheckpoint={int(self.autocheckpoint_frames)}")
             async with self.write() as conn:
                 # The version first: a file of a newer draplane is left as it is.
                 has_meta = await fetchall(conn, "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'")
@@ -215,11 +224,10 @@ class Database:
             wal_index.acquire(self.path)
             self._wal_index_held = True
 
-    async def _connect(self, *, autocheckpoint_frames: int = 0) -> Connection:
-        """A connection on a thread of its own; only the writer's commits may checkpoint."""
-        conn = Connection(
-            self.path, busy_timeout_ms=self.busy_timeout_ms, autocheckpoint_frames=autocheckpoint_frames
-        )
+    async def _connect(self) -> Connection:
+        """A connection on a thread of its own that never checkpoints (the writer's commits are
+        let to once the file's page size is known: `_open`)."""
+        conn = Connection(self.path, busy_timeout_ms=self.busy_timeout_ms)
         try:
             await conn.open()
         except BaseException:

@@ -43,7 +43,8 @@ MAX_OFFSET = (1 << OFFSET_BITS) - 1
 # alternating pairs), claim-template unchanged; bulk appends of 1,000 records
 # slower (docs/decisions/latency.md, "Eighteenth pass").
 PAGE_SIZE = 4096
-# The WAL's length, in bytes, at which a checkpoint is due (`checkpoint`):
+# The WAL's length, in bytes, at which a checkpoint is due, in frames of the
+# file's own page size (`checkpoint.checkpoint_frames`):
 # 250 frames of the 16 KiB pages these thresholds were tuned with.
 CHECKPOINT_BYTES = 4 << 20
 

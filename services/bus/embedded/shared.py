@@ -15,7 +15,6 @@ from services.bus.embedded.db import Database
 from services.bus.embedded.log import UnknownPartition
 from services.bus.embedded.notify import Notifier
 from services.bus.embedded.peers import Peers
-from services.bus.embedded.schema import CHECKPOINT_BYTES, PAGE_SIZE
 from services.bus.embedded.topics import TopicInfo, load_topic
 from services.bus.port import BusError, OutRecord
 from services.bus.urls import Option
@@ -31,8 +30,9 @@ class Settings:
     poll_interval_ms: int = 25
     maintenance_interval_ms: int = 10_000
     checkpoint_interval_ms: int = 50  # how often the WAL's length is looked at; 0: commits checkpoint (`checkpoint`)
-    # frames waiting to be copied that make a checkpoint due (4 MiB of new files' pages); commits: 4x (`checkpoint`)
-    checkpoint_frames: int = CHECKPOINT_BYTES // PAGE_SIZE
+    # frames waiting to be copied that make a checkpoint due; 0: 4 MiB of the file's own pages
+    # (`schema.CHECKPOINT_BYTES`); commits checkpoint at 4x (`checkpoint`)
+    checkpoint_frames: int = 0
     busy_timeout_ms: int = 10_000
     writes_on_loop: int = 1  # 1: a write runs on the event loop's thread when the file's write lock is free (`db`)
 
