@@ -13,7 +13,7 @@ pod is easy to pick out, and carry the schema version ``v`` like the other
 envelopes (``topics.envelope``). The body is the core's
 ``cycle.decision_record`` — with the rejected nodes grouped by verdict under
 ``rejected`` (``rejections.py``; for a scheduled pod, the nodes Filter passed
-over) — plus:
+over; numbered nodes as a range expression, ``node_ranges.py``) — plus:
 
 - ``time``: wall-clock time the attempt started (RFC 3339, milliseconds);
 - ``podResourceVersion``: the pod version the attempt saw;

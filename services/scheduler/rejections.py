@@ -8,26 +8,39 @@ node's name per node. A record carries
 
     "rejected": [{"plugin": P, "code": C, "reasons": [...], "nodes": [...]}, ...]
 
-largest group first, nodes sorted. Records written before had
-``"rejections": {node: {"plugin", "code", "reasons"}}``; the readers here
-accept both, so ``explain`` and ``replay --scheduler`` work on old logs.
+largest group first, nodes sorted. A group of numbered nodes names them with
+a range expression instead (`node_ranges`): ``"nodes": []`` and
+``"nodeRanges": ["node-[0000-0497,0499]"]``; a reader that does not know the
+key sees a group without nodes rather than a wrong name. Records written
+before had ``"rejections": {node: {"plugin", "code", "reasons"}}``; the
+readers here accept all forms, so ``explain`` and ``replay --scheduler`` work
+on old logs.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import logging
+from collections.abc import Iterator, Mapping
 from typing import Any
 
+from services.scheduler import node_ranges
 from services.scheduler.status import Status
+
+log = logging.getLogger(__name__)
 
 KEY = "rejected"
 LEGACY_KEY = "rejections"
+RANGES = "nodeRanges"
 
 Group = tuple[str, str, tuple[str, ...]]  # plugin, code, reasons
 
 
 def encode(statuses: Mapping[str, Status]) -> list[dict[str, Any]]:
     """The record form of node -> status (the diagnosis of a cycle)."""
+    values = list(statuses.values())
+    if values and values.count(values[0]) == len(values):  # one verdict for every node, as is common
+        status = values[0]
+        return [_group(status.plugin, str(status.code), status.reasons, sorted(statuses))]
     by_status: dict[int, tuple[Status, list[str]]] = {}
     for node, status in statuses.items():
         entry = by_status.get(id(status))
@@ -39,9 +52,29 @@ def encode(statuses: Mapping[str, Status]) -> list[dict[str, Any]]:
     for status, nodes in by_status.values():  # equal verdicts from distinct Status objects
         merged.setdefault((status.plugin, str(status.code), status.reasons), []).extend(nodes)
     return [
-        {"plugin": plugin, "code": code, "reasons": list(reasons), "nodes": sorted(nodes)}
+        _group(plugin, code, reasons, sorted(nodes))
         for (plugin, code, reasons), nodes in sorted(merged.items(), key=lambda item: (-len(item[1]), item[0]))
     ]
+
+
+def _group(plugin: str, code: str, reasons: tuple[str, ...], nodes: list[str]) -> dict[str, Any]:
+    group: dict[str, Any] = {"plugin": plugin, "code": code, "reasons": list(reasons)}
+    expression = node_ranges.compact(nodes)
+    if expression is None:
+        group["nodes"] = nodes
+    else:
+        group["nodes"] = []
+        group[RANGES] = [expression]
+    return group
+
+
+def _nodes(group: Mapping[str, Any]) -> Iterator[str]:
+    yield from (str(node) for node in group.get("nodes") or ())
+    for expression in group.get(RANGES) or ():
+        try:
+            yield from node_ranges.expand(str(expression))
+        except node_ranges.BadExpression as exc:
+            log.warning("decision record: %s; those nodes are left out", exc)
 
 
 def groups(record: Mapping[str, Any]) -> list[tuple[str, str, str, list[str]]]:
@@ -65,8 +98,8 @@ def by_node(record: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             if not isinstance(group, Mapping):
                 continue
             rejection = {key: group.get(key) for key in ("plugin", "code", "reasons")}
-            for node in group.get("nodes") or ():
-                out[str(node)] = rejection
+            for node in _nodes(group):
+                out[node] = rejection
         return out
     legacy = record.get(LEGACY_KEY)
     if isinstance(legacy, Mapping):
