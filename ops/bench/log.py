@@ -89,8 +89,9 @@ class Figure:
     latencies: list[float] | None = None  # per-request seconds, for request/reply figures
 
     @property
-    def rate(self) -> float:
-        return self.count / self.seconds if self.seconds > 0 else float("inf")
+    def rate(self) -> float | None:
+        """Records per second; None when nothing was timed (a backlog of --records that fit one batch)."""
+        return self.count / self.seconds if self.count and self.seconds > 0 else None
 
     @property
     def ratio(self) -> float | None:
@@ -424,14 +425,18 @@ def print_report(figures: list[Figure], *, records: int, kafka: str) -> None:
         f"{'CPU us/rec':>10}  latency"
     )
     for f in figures:
+        rate = f.rate
+        if rate is None:
+            print(f"{f.backend:<9} {f.measure:<46} {'-':>10} {'-':>6} {'':>16} {'':>10}  nothing timed: more --records")
+            continue
         ratio = "" if f.ratio is None else f"{f.ratio:.2f}x"
-        mb = f.rate * VALUE_SIZE / 1e6
+        mb = rate * VALUE_SIZE / 1e6
         cpu = "" if f.cpu_seconds is None or not f.count else f"{f.cpu_seconds / f.count * 1e6:.0f}"
         latency = ""
         if f.latencies:
             p50, p99 = percentile(f.latencies, 0.5), percentile(f.latencies, 0.99)
             latency = f"p50 {p50 * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms"
-        print(f"{f.backend:<9} {f.measure:<46} {f.rate:>10,.0f} {mb:>6.1f} {ratio:>16} {cpu:>10}  {latency}")
+        print(f"{f.backend:<9} {f.measure:<46} {rate:>10,.0f} {mb:>6.1f} {ratio:>16} {cpu:>10}  {latency}")
 
 
 @asynccontextmanager
