@@ -70,10 +70,12 @@ NAMESPACES = ("", "namespaces")
 # Resources an update of a missing object creates (their strategies' AllowCreateOnUpdate, Kubernetes 1.31).
 CREATE_ON_UPDATE = {("", "events"), ("", "services"), ("coordination.k8s.io", "leases"), ("events.k8s.io", "events")}
 # Resources whose metadata.generation tracks spec changes: the strategies that set it (Kubernetes 1.31 and 1.37
-# alike); ResourceClaims, ResourceClaimTemplates and PodSchedulingContexts have none (oracle *-generation entries).
+# alike; DeviceTaintRules, 1.33+, as 1.37's strategy does); ResourceClaims, ResourceClaimTemplates and
+# PodSchedulingContexts have none (oracle *-generation entries).
 HAS_GENERATION = {
     ("resource.k8s.io", "deviceclasses"),
     ("resource.k8s.io", "resourceslices"),
+    ("resource.k8s.io", "devicetaintrules"),
 }
 
 

@@ -157,6 +157,31 @@ def test_update_bumps_generation_only_on_spec_change() -> None:
     assert o.object is not None and o.object["metadata"]["generation"] == 2
 
 
+def test_a_device_taint_rule_has_a_generation_that_its_spec_bumps() -> None:
+    """kube 1.37's deviceTaintRuleStrategy: 1 on create, +1 when the spec changes, not for status or metadata."""
+    core = make_core()
+    rule = {
+        "apiVersion": "resource.k8s.io/v1",
+        "kind": "DeviceTaintRule",
+        "metadata": {"name": "maintenance"},
+        "spec": {"deviceSelector": {"driver": "gpu.example.com"}, "taint": {"key": "k", "effect": "NoSchedule"}},
+    }
+    (o,) = commit(core, req("create", "resource.k8s.io", "devicetaintrules", "", "maintenance", object=rule))
+    assert o.code == 201 and o.object is not None and o.object["metadata"]["generation"] == 1
+    labelled = dict(o.object, metadata=dict(o.object["metadata"], labels={"a": "b"}))
+    (o,) = commit(core, req("update", "resource.k8s.io", "devicetaintrules", "", "maintenance", object=labelled))
+    assert o.code == 200 and o.object is not None and o.object["metadata"]["generation"] == 1
+    status = dict(o.object, status={"conditions": []})
+    (o,) = commit(
+        core,
+        req("update_status", "resource.k8s.io", "devicetaintrules", "", "maintenance", object=status),
+    )
+    assert o.code == 200 and o.object is not None and o.object["metadata"]["generation"] == 1
+    evicting = dict(o.object, spec=dict(o.object["spec"], taint={"key": "k", "effect": "NoExecute"}))
+    (o,) = commit(core, req("update", "resource.k8s.io", "devicetaintrules", "", "maintenance", object=evicting))
+    assert o.code == 200 and o.object is not None and o.object["metadata"]["generation"] == 2
+
+
 @pytest.mark.parametrize(
     ("group", "resource", "code"),
     [("coordination.k8s.io", "leases", 201), ("", "services", 201), ("resource.k8s.io", "resourceclaims", 404)],
