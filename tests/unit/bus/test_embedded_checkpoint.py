@@ -14,12 +14,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from services.bus import OutRecord, TopicSpec, open_bus
+from services.bus import OutRecord
 from services.bus.embedded import wal_index
-from services.bus.embedded.bus import EmbeddedBus
 from services.bus.embedded.checkpoint import checkpoint_passive
 from services.bus.embedded.schema import PAGE_SIZE
 from services.bus.embedded.wal_index import frames_to_copy
+from tests.support.embedded_bus import started
 from tests.support.eventually import eventually
 
 MB = 1 << 20
@@ -29,15 +29,6 @@ RECORD = b"x" * (256 * 1024)
 
 def size(path: Path | str) -> int:
     return Path(path).stat().st_size
-
-
-async def started(url: str, *, declare: bool = True) -> EmbeddedBus:
-    bus = open_bus(url)
-    assert isinstance(bus, EmbeddedBus)
-    await bus.start()
-    if declare:
-        await bus.ensure_topics([TopicSpec("objects", 1)])
-    return bus
 
 
 NO_BACKGROUND = "checkpoint_interval_ms=600000"  # ten minutes: within a test only commits could checkpoint

@@ -19,6 +19,7 @@ from services.bus.embedded.checkpoint import checkpoint_frames, commit_checkpoin
 from services.bus.embedded.schema import CHECKPOINT_BYTES, PAGE_SIZE
 from services.bus.embedded.shared import Settings
 from services.bus.embedded.wal_index import frames_to_copy
+from tests.support.embedded_bus import started
 from tests.support.eventually import eventually
 
 MB = 1 << 20
@@ -39,14 +40,6 @@ def made_with_16_kib_pages(path: Path) -> None:
     conn.execute("CREATE TABLE made_before (a)")  # the first page is written: the size is the file's now
     conn.commit()
     conn.close()
-
-
-async def started(url: str) -> EmbeddedBus:
-    bus = open_bus(url)
-    assert isinstance(bus, EmbeddedBus)
-    await bus.start()
-    await bus.ensure_topics([TopicSpec("objects", 1)])
-    return bus
 
 
 async def round_trip(path: Path) -> list[bytes | None]:
