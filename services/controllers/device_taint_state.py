@@ -15,9 +15,11 @@ affects pods get a status update queued. `rule_status` computes the
 I/O around it (the work queue's workers, the pod delete, the status write)
 is `services.controllers.device_taint_eviction`.
 
-A taint without ``timeAdded`` (kube-apiserver defaults it on every write;
-this apiserver does not yet) counts from when this state first saw it, and
-keeps that time while the taint stays the same.
+A taint without ``timeAdded`` counts from when this state first saw it, and
+keeps that time while the taint stays the same. The committer stamps every
+taint written since stop 38, as kube-apiserver does
+(`defaults.default_device_taint_times`), so only taints of a log written
+before that, or of an object replayed from one, lack it.
 """
 
 from __future__ import annotations

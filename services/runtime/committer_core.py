@@ -25,6 +25,7 @@ from typing import Any, Protocol
 import orjson
 
 from services.api.admission.chain import AdmissionChain, Attributes
+from services.api.admission.defaults import default_device_taint_times
 from services.api.admission.namespace_lifecycle import check_create
 from services.api.machinery import conversion
 from services.api.machinery import status as st
@@ -77,6 +78,8 @@ HAS_GENERATION = {
     ("resource.k8s.io", "resourceslices"),
     ("resource.k8s.io", "devicetaintrules"),
 }
+# Resources whose device taints get a timeAdded when written without one (`defaults.default_device_taint_times`).
+HAS_DEVICE_TAINTS = {("resource.k8s.io", "resourceslices"), ("resource.k8s.io", "devicetaintrules")}
 
 
 class Patcher(Protocol):
@@ -304,6 +307,8 @@ class CommitterCore:
         if (rt.group, rt.plural) in HAS_GENERATION:
             meta["generation"] = 1
         _prepare_create_status(rt, obj)
+        if (rt.group, rt.plural) in HAS_DEVICE_TAINTS:
+            default_device_taint_times(rt, obj, meta["creationTimestamp"])
         if not name:
             name = self._generate_name(rt, namespace, generate, staged)
             meta["name"] = name
@@ -447,6 +452,11 @@ class CommitterCore:
                             )
                         ],
                     )
+        if (rt.group, rt.plural) in HAS_DEVICE_TAINTS:
+            now = time_text(self.clock())
+            default_device_taint_times(rt, new, now)
+            if rt.kind == "DeviceTaintRule" and not status_only:
+                _taint_added_when_its_effect_changes(new, current, now)
         attrs = Attributes(
             "UPDATE",
             rt,
@@ -885,6 +895,23 @@ def _prepare_create_status(rt: ResourceType, obj: Obj) -> None:
     elif kind == NAMESPACES:
         obj["status"] = {"phase": namespaces.ACTIVE}
         obj["spec"] = namespaces.with_kubernetes_finalizer(obj.get("spec"))
+
+
+def _taint_added_when_its_effect_changes(new: Obj, current: Obj, now: str) -> None:
+    """The DeviceTaintRule strategy's PrepareForUpdate (1.37): a new effect that kept the old ``timeAdded``
+    gets ``now``, so that ``timeAdded`` says when the effect began (tolerationSeconds count from it)."""
+    taint = _get_path(new, "spec", "taint")
+    old = _get_path(current, "spec", "taint")
+    if not isinstance(taint, dict) or not isinstance(old, dict) or taint.get("effect") == old.get("effect"):
+        return
+    if parse_time(taint.get("timeAdded")) == parse_time(old.get("timeAdded")):
+        new["spec"] = {**new["spec"], "taint": {**taint, "timeAdded": now}}
+
+
+def _get_path(obj: Any, *keys: str) -> Any:
+    for key in keys:
+        obj = obj.get(key) if isinstance(obj, dict) else None
+    return obj
 
 
 def _keep_spec_finalizers(new: Obj, current: Obj) -> None:

@@ -36,7 +36,7 @@ from typing import Any
 
 from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
 
-__all__ = ["apply_defaults", "image_tag", "pod_spec_defaults"]
+__all__ = ["apply_defaults", "default_device_taint_times", "image_tag", "pod_spec_defaults"]
 
 Obj = dict[str, Any]
 
@@ -121,6 +121,44 @@ def _request_defaults(request: Obj) -> None:
         request["allocationMode"] = "ExactCount"
     if request["allocationMode"] == "ExactCount" and not request.get("count"):
         request["count"] = 1
+
+
+def default_device_taint_times(rt: ResourceType, obj: Obj, now: str) -> None:
+    """SetDefaults_DeviceTaint (Kubernetes 1.33+): a device taint without ``timeAdded`` gets ``now``.
+
+    kube-apiserver stamps it when it decodes a body, so every stored taint has
+    one: on a ResourceSlice's devices (``basic.taints`` in the storage form)
+    and on a DeviceTaintRule (``spec.taint``). ``now`` is metav1.Time text,
+    whole seconds. Only the containers on the way to a stamped taint are
+    replaced, never changed in place: they may be shared with the stored
+    object.
+    """
+    if rt.group != RESOURCE_GROUP:
+        return
+    spec = _get(obj, "spec")
+    if not isinstance(spec, dict):
+        return
+    if rt.kind == "DeviceTaintRule":
+        taint = spec.get("taint")
+        if isinstance(taint, dict) and taint.get("timeAdded") is None:
+            obj["spec"] = {**spec, "taint": {**taint, "timeAdded": now}}
+    elif rt.kind == "ResourceSlice":
+        devices = spec.get("devices")
+        if not isinstance(devices, list) or not any(_untimed_taints(d) for d in devices):
+            return
+        obj["spec"] = {**spec, "devices": [_with_taint_times(d, now) if _untimed_taints(d) else d for d in devices]}
+
+
+def _untimed_taints(device: Any) -> bool:
+    return any(t.get("timeAdded") is None for t in _dicts(_get(_get(device, "basic"), "taints")))
+
+
+def _with_taint_times(device: Obj, now: str) -> Obj:
+    basic = device["basic"]
+    taints = [
+        {**t, "timeAdded": now} if isinstance(t, dict) and t.get("timeAdded") is None else t for t in basic["taints"]
+    ]
+    return {**device, "basic": {**basic, "taints": taints}}
 
 
 # --------------------------------------------------------------------------
