@@ -17,6 +17,7 @@ import aiohttp
 import pytest
 
 from services.api.machinery.conversion import to_storage
+from services.kube.times import parse_time
 from tests.e2e.conftest import Stack
 
 pytestmark = [pytest.mark.e2e, pytest.mark.asyncio(loop_scope="module")]
@@ -183,7 +184,10 @@ async def test_a_device_taint_rule_is_served_in_v1_and_v1beta2_only(stack: Stack
     }
     await http.call("POST", f"/apis/{RG}/v1/devicetaintrules", rule)
     got = await http.call("GET", f"/apis/{RG}/v1beta2/devicetaintrules/{name}")
+    stamped = got["spec"]["taint"].pop("timeAdded")  # the server's, as kube-apiserver defaults it
+    assert parse_time(stamped) is not None and stamped.endswith("Z")
     assert got["apiVersion"] == f"{RG}/v1beta2" and got["spec"] == rule["spec"]
+    assert got["metadata"]["generation"] == 1
     bad = {**rule, "metadata": {"name": "Not_A_Name"}}
     out = await stack.kubectl("create", "-f", "-", stdin=json.dumps(bad), ok=False)
     assert out.code != 0 and "metadata.name: Invalid value" in out.err
