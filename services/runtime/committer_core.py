@@ -32,7 +32,7 @@ from services.api.machinery import status as st
 from services.api.machinery.decode_errors import json_kind
 from services.api.machinery.field_errors import forbidden, required
 from services.api.types import registry
-from services.api.types.registry import ResourceType
+from services.api.types.registry import RESOURCE_GROUP, ResourceType
 from services.kube import namespaces
 from services.kube.generated_names import MAX_GENERATED_PREFIX_LENGTH, random_suffix
 from services.kube.times import parse_time, time_text
@@ -78,8 +78,6 @@ HAS_GENERATION = {
     ("resource.k8s.io", "resourceslices"),
     ("resource.k8s.io", "devicetaintrules"),
 }
-# Resources whose device taints get a timeAdded when written without one (`defaults.default_device_taint_times`).
-HAS_DEVICE_TAINTS = {("resource.k8s.io", "resourceslices"), ("resource.k8s.io", "devicetaintrules")}
 
 
 class Patcher(Protocol):
@@ -307,8 +305,7 @@ class CommitterCore:
         if (rt.group, rt.plural) in HAS_GENERATION:
             meta["generation"] = 1
         _prepare_create_status(rt, obj)
-        if (rt.group, rt.plural) in HAS_DEVICE_TAINTS:
-            default_device_taint_times(rt, obj, meta["creationTimestamp"])
+        default_device_taint_times(rt, obj, lambda: str(meta["creationTimestamp"]))
         if not name:
             name = self._generate_name(rt, namespace, generate, staged)
             meta["name"] = name
@@ -452,11 +449,9 @@ class CommitterCore:
                             )
                         ],
                     )
-        if (rt.group, rt.plural) in HAS_DEVICE_TAINTS:
-            now = time_text(self.clock())
-            default_device_taint_times(rt, new, now)
-            if rt.kind == "DeviceTaintRule" and not status_only:
-                _taint_added_when_its_effect_changes(new, current, now)
+        default_device_taint_times(rt, new, lambda: time_text(self.clock()))
+        if rt.kind == "DeviceTaintRule" and rt.group == RESOURCE_GROUP and not status_only:
+            _taint_added_when_its_effect_changes(new, current, lambda: time_text(self.clock()))
         attrs = Attributes(
             "UPDATE",
             rt,
@@ -897,7 +892,7 @@ def _prepare_create_status(rt: ResourceType, obj: Obj) -> None:
         obj["spec"] = namespaces.with_kubernetes_finalizer(obj.get("spec"))
 
 
-def _taint_added_when_its_effect_changes(new: Obj, current: Obj, now: str) -> None:
+def _taint_added_when_its_effect_changes(new: Obj, current: Obj, now: Callable[[], str]) -> None:
     """The DeviceTaintRule strategy's PrepareForUpdate (1.37): a new effect that kept the old ``timeAdded``
     gets ``now``, so that ``timeAdded`` says when the effect began (tolerationSeconds count from it)."""
     taint = _get_path(new, "spec", "taint")
@@ -905,7 +900,7 @@ def _taint_added_when_its_effect_changes(new: Obj, current: Obj, now: str) -> No
     if not isinstance(taint, dict) or not isinstance(old, dict) or taint.get("effect") == old.get("effect"):
         return
     if parse_time(taint.get("timeAdded")) == parse_time(old.get("timeAdded")):
-        new["spec"] = {**new["spec"], "taint": {**taint, "timeAdded": now}}
+        new["spec"] = {**new["spec"], "taint": {**taint, "timeAdded": now()}}
 
 
 def _get_path(obj: Any, *keys: str) -> Any:

@@ -32,6 +32,7 @@ do on create (a new pod's ``status.phase: Pending``, a namespace's
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 from services.api.types.registry import CORE, RESOURCE_GROUP, ResourceType
@@ -123,17 +124,18 @@ def _request_defaults(request: Obj) -> None:
         request["count"] = 1
 
 
-def default_device_taint_times(rt: ResourceType, obj: Obj, now: str) -> None:
-    """SetDefaults_DeviceTaint (Kubernetes 1.33+): a device taint without ``timeAdded`` gets ``now``.
+def default_device_taint_times(rt: ResourceType, obj: Obj, now: Callable[[], str]) -> None:
+    """SetDefaults_DeviceTaint (Kubernetes 1.33+): a device taint without ``timeAdded`` gets ``now()``.
 
     kube-apiserver stamps it when it decodes a body, so every stored taint has
     one: on a ResourceSlice's devices (``basic.taints`` in the storage form)
-    and on a DeviceTaintRule (``spec.taint``). ``now`` is metav1.Time text,
-    whole seconds. Only the containers on the way to a stamped taint are
-    replaced, never changed in place: they may be shared with the stored
-    object.
+    and on a DeviceTaintRule (``spec.taint``); no other kind has device
+    taints. ``now`` gives metav1.Time text, whole seconds; it is called only
+    when a taint needs it (this runs on every write). Only the containers on
+    the way to a stamped taint are replaced, never changed in place: they may
+    be shared with the stored object.
     """
-    if rt.group != RESOURCE_GROUP:
+    if rt.group != RESOURCE_GROUP or rt.kind not in ("DeviceTaintRule", "ResourceSlice"):
         return
     spec = _get(obj, "spec")
     if not isinstance(spec, dict):
@@ -141,12 +143,13 @@ def default_device_taint_times(rt: ResourceType, obj: Obj, now: str) -> None:
     if rt.kind == "DeviceTaintRule":
         taint = spec.get("taint")
         if isinstance(taint, dict) and taint.get("timeAdded") is None:
-            obj["spec"] = {**spec, "taint": {**taint, "timeAdded": now}}
-    elif rt.kind == "ResourceSlice":
-        devices = spec.get("devices")
-        if not isinstance(devices, list) or not any(_untimed_taints(d) for d in devices):
-            return
-        obj["spec"] = {**spec, "devices": [_with_taint_times(d, now) if _untimed_taints(d) else d for d in devices]}
+            obj["spec"] = {**spec, "taint": {**taint, "timeAdded": now()}}
+        return
+    devices = spec.get("devices")
+    if not isinstance(devices, list) or not any(_untimed_taints(d) for d in devices):
+        return
+    stamp = now()
+    obj["spec"] = {**spec, "devices": [_with_taint_times(d, stamp) if _untimed_taints(d) else d for d in devices]}
 
 
 def _untimed_taints(device: Any) -> bool:

@@ -133,12 +133,35 @@ def test_defaulting_replaces_the_containers_it_changes_and_leaves_shared_ones_al
     shared_device: dict[str, Any] = {"name": "gpu-0", "basic": {"taints": [shared_taint]}}
     untouched: dict[str, Any] = {"name": "gpu-1", "basic": {}}
     obj: dict[str, Any] = {"spec": {"devices": [shared_device, untouched]}}
-    default_device_taint_times(rt, obj, T0_TEXT)
+    default_device_taint_times(rt, obj, lambda: T0_TEXT)
     assert obj["spec"]["devices"][0]["basic"]["taints"] == [{"key": "a", "effect": "NoSchedule", "timeAdded": T0_TEXT}]
     assert obj["spec"]["devices"][1] is untouched
     assert shared_taint == {"key": "a", "effect": "NoSchedule"} and shared_device["basic"] == {"taints": [shared_taint]}
     other = by_resource(RESOURCE_GROUP, "resourceclaims")
     assert other is not None
     claim = {"spec": {"taint": {"key": "x"}}}
-    default_device_taint_times(other, claim, T0_TEXT)
+    default_device_taint_times(other, claim, lambda: T0_TEXT)
     assert claim == {"spec": {"taint": {"key": "x"}}}  # only slices and rules have device taints
+
+
+def test_the_clock_is_read_only_for_a_taint_that_needs_a_time() -> None:
+    """Every write of every kind passes through the defaulting: the others must not pay for a time."""
+    slices = by_resource(RESOURCE_GROUP, "resourceslices")
+    claims = by_resource(RESOURCE_GROUP, "resourceclaims")
+    assert slices is not None and claims is not None
+
+    def clock() -> str:
+        raise AssertionError("the clock was read")
+
+    timed = {"key": "a", "effect": "NoSchedule", "timeAdded": T0_TEXT}
+    default_device_taint_times(slices, {"spec": {"devices": [{"name": "d", "basic": {"taints": [timed]}}]}}, clock)
+    default_device_taint_times(claims, {"spec": {"devices": {"requests": []}}}, clock)
+    reads: list[str] = []
+
+    def counted() -> str:
+        reads.append(T0_TEXT)
+        return T0_TEXT
+
+    untimed = {"spec": {"devices": [{"name": "d", "basic": {"taints": [{"key": "a"}]}} for _ in range(3)]}}
+    default_device_taint_times(slices, untimed, counted)
+    assert len(reads) == 1  # one time for the whole write
