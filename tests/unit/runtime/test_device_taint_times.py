@@ -4,6 +4,15 @@ SetDefaults_DeviceTaint stamps a taint written without one (ResourceSlice
 devices, DeviceTaintRules), and the DeviceTaintRule strategy's
 PrepareForUpdate stamps a new effect that kept the old time, so that
 tolerationSeconds count from when the effect began.
+
+Where the expectations come from: Kubernetes 1.37.2's
+pkg/apis/resource/v1/defaults.go and pkg/registry/resource/devicetaintrule/strategy.go,
+then checked on 2026-12-04 against kube-apiserver 1.37.2 built from the Go module
+proxy (`ops/upstream apiserver --version 1.37.2`, kubectl create/label/replace):
+a rule created without a time got the write's; a label kept it (generation 1); a
+new effect with the old time got the write's time (generation 2); a new effect with
+a time of the client's kept that time (generation 3); a slice's untimed device taint
+got the write's time, a timed one kept its own, a device without taints stayed so.
 """
 
 from __future__ import annotations
